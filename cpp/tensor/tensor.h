@@ -1,0 +1,122 @@
+// Symbolic hierarchical tensors and their meta-operations.
+//
+// A Tensor object is one level: a shape (Exprs), one index variable per
+// dimension, and an element type that is either the next level or a scalar
+// dtype. `dtype` can be replaced, so a meta-operation may act on any level
+// (`x.dtype = x.dtype.squeeze(0)`). A tensor made by the user is a *source*:
+// its sizes are the symbols `<name>_size_<d>` (or given values) and its strides
+// `<name>_stride_<d>`. Meta-operations never change their receiver; each
+// returns new levels whose index variables reach the receiver's through the
+// index-map graph (index_map.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "symbolic/expr.h"
+#include "symbolic/substitute.h"
+#include "tensor/dtype.h"
+#include "tensor/index_map.h"
+
+namespace nt {
+
+class Tensor;
+using TensorPtr = std::shared_ptr<Tensor>;
+
+// What a level holds: nothing said yet, a scalar dtype, or the next level.
+using ElementType = std::variant<std::monostate, DType, TensorPtr>;
+
+// How a user describes a source tensor.
+struct TensorSpec {
+  std::optional<int64_t> ndim;
+  std::optional<std::vector<std::optional<Expr>>> shape;  // nullopt entries: symbolic
+  ElementType dtype;
+  std::optional<Expr> other;                            // value read where masked
+  std::vector<std::optional<SymbolAttrs>> shape_options;  // empty, or one per dim
+  bool constexpr_ = false;                               // 0-dim only
+  std::optional<Expr> value;                             // a constexpr tensor's value
+  std::optional<std::string> name;
+};
+
+// One entry of `t[...]`.
+struct IndexItem {
+  enum class Kind { Index, Slice, NewAxis, Ellipsis };
+  Kind kind = Kind::Index;
+  Expr index;                                 // Index
+  std::optional<Expr> start, stop, step;      // Slice
+};
+
+class Tensor : public std::enable_shared_from_this<Tensor> {
+ public:
+  static TensorPtr create(const TensorSpec& spec);
+
+  const std::string& name() const { return name_; }
+  const std::vector<Expr>& shape() const { return shape_; }
+  size_t ndim() const { return shape_.size(); }
+  const std::vector<Expr>& indices() const { return indices_; }
+  const ElementType& dtype() const { return dtype_; }
+  void set_dtype(ElementType dtype);
+  TensorPtr source();
+  const Tensor& source_ref() const { return source_ ? *source_ : *this; }
+  bool is_source() const { return source_ == nullptr; }
+  const std::optional<Expr>& other() const { return source_ref().other_; }
+  bool is_constexpr() const { return constexpr_; }
+  const std::optional<Expr>& value() const { return value_; }
+  const IndexMapRef& index_map() const { return index_map_; }
+
+  // Source tensors only: `<name>_size_<d>` / `<name>_stride_<d>` as symbols.
+  Expr size_symbol(size_t dim) const;
+  Expr stride_symbol(size_t dim) const;
+
+  // This level, its dtype level, and so on down to the innermost.
+  std::vector<TensorPtr> levels();
+  std::vector<const Tensor*> levels() const;
+  TensorPtr innermost();
+  // The scalar element type under all levels (monostate if unset).
+  ElementType scalar_dtype() const;
+
+  // Meta-operations. `-1` entries have the meanings SPEC.md gives them.
+  TensorPtr tile(const std::vector<Expr>& tile_shape,
+                 const std::optional<std::vector<Expr>>& strides = std::nullopt,
+                 const std::optional<std::vector<Expr>>& dilation = std::nullopt,
+                 bool floor_mode = false) const;
+  TensorPtr expand(const std::vector<Expr>& shape) const;
+  TensorPtr squeeze(const std::vector<int64_t>& dims) const;
+  TensorPtr unsqueeze(int64_t dim) const;
+  TensorPtr permute(const std::vector<int64_t>& dims) const;
+  TensorPtr flatten(std::optional<int64_t> start_dim = std::nullopt,
+                    std::optional<int64_t> end_dim = std::nullopt) const;
+  TensorPtr ravel() const;
+  TensorPtr pad(const std::vector<std::pair<Expr, Expr>>& pads) const;
+  TensorPtr index(const std::vector<IndexItem>& items) const;
+
+  // The whole hierarchy (and its source) with symbols replaced.
+  TensorPtr substituted(const SymbolMap& replacements) const;
+
+ private:
+  Tensor() = default;
+  // A new level derived from this one (same source, next instance name).
+  TensorPtr derive(std::vector<Expr> shape, std::vector<Expr> indices, ElementType dtype,
+                   IndexMapRef index_map) const;
+  static std::string next_tensor_name();
+  int64_t normalize_dim(int64_t dim, int64_t ndim) const;
+
+  std::string name_;
+  std::vector<Expr> shape_;
+  std::vector<Expr> indices_;
+  ElementType dtype_;
+  TensorPtr source_;  // null for a source tensor
+  std::optional<Expr> other_;
+  bool constexpr_ = false;
+  std::optional<Expr> value_;
+  IndexMapRef index_map_;
+};
+
+// A fresh index variable (`ninetoothed_index_<n>`), unique in the process.
+Expr fresh_index_var();
+
+}  // namespace nt
