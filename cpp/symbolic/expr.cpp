@@ -26,19 +26,20 @@ bool fold_comparison(BinaryOp op, int64_t a, int64_t b) {
   }
 }
 
-int64_t checked(bool overflowed, int64_t result) {
-  if (overflowed) throw std::overflow_error("integer constant does not fit in 64 bits");
+template <typename F>
+int64_t checked(F operation, int64_t a, int64_t b) {
+  int64_t result = 0;
+  if (operation(a, b, &result)) throw std::overflow_error("integer constant does not fit in 64 bits");
   return result;
 }
 
 // Integer folding; nullopt when the operation does not fold (e.g. x // 0,
 // which is left for evaluation to report).
 std::optional<Expr> fold_ints(BinaryOp op, int64_t a, int64_t b) {
-  int64_t r = 0;
   switch (op) {
-    case BinaryOp::Add: return int_const(checked(__builtin_add_overflow(a, b, &r), r));
-    case BinaryOp::Sub: return int_const(checked(__builtin_sub_overflow(a, b, &r), r));
-    case BinaryOp::Mul: return int_const(checked(__builtin_mul_overflow(a, b, &r), r));
+    case BinaryOp::Add: return int_const(checked([](auto x, auto y, auto* r) { return __builtin_add_overflow(x, y, r); }, a, b));
+    case BinaryOp::Sub: return int_const(checked([](auto x, auto y, auto* r) { return __builtin_sub_overflow(x, y, r); }, a, b));
+    case BinaryOp::Mul: return int_const(checked([](auto x, auto y, auto* r) { return __builtin_mul_overflow(x, y, r); }, a, b));
     case BinaryOp::FloorDiv:
       if (b == 0) return std::nullopt;
       return int_const(floor_div(a, b));

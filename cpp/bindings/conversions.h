@@ -1,0 +1,41 @@
+// Conversions between Python objects and core values, shared by the bindings.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+
+#include "symbolic/expr.h"
+#include "symbolic/substitute.h"
+#include "tensor/tensor.h"
+
+namespace nt::bindings {
+
+namespace py = pybind11;
+
+// An int, bool, float, numpy scalar or Symbol as an Expr; nullopt otherwise.
+std::optional<Expr> try_to_expr(const py::handle& object);
+// The same, raising TypeError naming `what` when `object` is not a number or Symbol.
+Expr to_expr(const py::handle& object, const char* what);
+// An Expr as Python sees it: int or bool for constants, float for float
+// constants, Symbol otherwise.
+py::object from_expr(const Expr& e);
+// A Python int (or integer numpy scalar) as int64.
+int64_t to_int(const py::handle& object, const char* what);
+
+// `subs` of Tensor.eval / Tensor.subs: {Tensor: {"shape": ..., "strides": ...},
+// Symbol: value, "name": value} as a map from symbol names to values.
+SymbolMap to_symbol_map(const py::handle& subs);
+
+// Symbol options (`constexpr`, `meta`, bounds, `power_of_two`) with
+// NineToothed's defaults: meta symbols range over powers of two in [32, 1024],
+// other constexpr symbols over [1, 2**20].
+SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta,
+                         const py::object& lower_bound, const py::object& upper_bound,
+                         const py::object& power_of_two, const std::string& name);
+
+void bind_symbol(py::module_& m);
+void bind_tensor(py::module_& m);
+
+}  // namespace nt::bindings

@@ -1,0 +1,22 @@
+// The pybind11 module `ninetoothed._core`: conversion only, no logic.
+#include <pybind11/pybind11.h>
+
+#include "bindings/conversions.h"
+#include "support/errors.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "NineToothed's C++ compiler core";
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const nt::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const nt::ZeroDivisionError& e) {
+      PyErr_SetString(PyExc_ZeroDivisionError, e.what());
+    }
+  });
+  nt::bindings::bind_symbol(m);
+  nt::bindings::bind_tensor(m);
+}

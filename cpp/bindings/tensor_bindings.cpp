@@ -1,0 +1,285 @@
+// Python's `ninetoothed.Tensor`, `ninetoothed.eval`, `ninetoothed.subs` and
+// the dtypes, over nt::Tensor.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "bindings/conversions.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "tensor/eval.h"
+
+namespace nt::bindings {
+
+namespace {
+
+std::vector<Expr> to_exprs(const py::handle& object, const char* what) {
+  if (!py::isinstance<py::sequence>(object) || py::isinstance<py::str>(object)) {
+    throw TypeError(std::string(what) + " must be a tuple or list");
+  }
+  std::vector<Expr> result;
+  for (auto item : py::reinterpret_borrow<py::sequence>(object)) result.push_back(to_expr(item, what));
+  return result;
+}
+
+std::vector<int64_t> to_ints(const py::handle& object, const char* what) {
+  std::vector<int64_t> result;
+  if (PyIndex_Check(object.ptr())) {
+    result.push_back(to_int(object, what));
+    return result;
+  }
+  if (!py::isinstance<py::sequence>(object)) throw TypeError(std::string(what) + " must be an int or a tuple of ints");
+  for (auto item : py::reinterpret_borrow<py::sequence>(object)) result.push_back(to_int(item, what));
+  return result;
+}
+
+std::optional<int64_t> optional_int(const py::object& object, const char* what) {
+  if (object.is_none()) return std::nullopt;
+  return to_int(object, what);
+}
+
+ElementType to_element_type(const py::handle& object) {
+  if (object.is_none()) return std::monostate{};
+  if (py::isinstance<Tensor>(object)) return object.cast<TensorPtr>();
+  if (py::isinstance<DType>(object)) return object.cast<DType>();
+  // Strings and foreign dtypes (torch.float16, numpy.float32) by name.
+  std::string text = py::str(object);
+  if (auto dot = text.rfind('.'); dot != std::string::npos) text = text.substr(dot + 1);
+  if (auto dtype = dtype_from_name(text)) return *dtype;
+  throw TypeError("dtype must be a Tensor, a ninetoothed dtype or None, not " + std::string(py::repr(object)));
+}
+
+py::object from_element_type(const ElementType& element) {
+  if (auto* level = std::get_if<TensorPtr>(&element)) return py::cast(*level);
+  if (auto* dtype = std::get_if<DType>(&element)) return py::cast(*dtype);
+  return py::none();
+}
+
+std::optional<SymbolAttrs> to_symbol_attrs(const py::handle& options) {
+  if (options.is_none()) return std::nullopt;
+  if (!py::isinstance<py::dict>(options)) throw TypeError("each of `shape_options` must be a dict or None");
+  auto dict = py::reinterpret_borrow<py::dict>(options);
+  static const char* kKeys[] = {"constexpr", "meta", "lower_bound", "upper_bound", "power_of_two"};
+  for (auto [key, value] : dict) {
+    bool known = false;
+    for (const char* name : kKeys) known = known || py::str(key).cast<std::string>() == name;
+    if (!known) throw ValueError("unknown shape option " + std::string(py::repr(key)));
+  }
+  auto get = [&](const char* key) { return dict.contains(key) ? py::object(dict[key]) : py::object(py::none()); };
+  return symbol_attrs(get("constexpr"), get("meta"), get("lower_bound"), get("upper_bound"),
+                      get("power_of_two"), "shape option");
+}
+
+TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py::object& dtype,
+                      const py::object& other, const py::object& shape_options,
+                      const py::object& constexpr_, const py::object& value, const py::object& name) {
+  TensorSpec spec;
+  spec.ndim = optional_int(ndim, "ndim");
+  if (!shape.is_none()) {
+    if (!py::isinstance<py::sequence>(shape)) throw TypeError("`shape` must be a tuple or list");
+    std::vector<std::optional<Expr>> sizes;
+    for (auto size : py::reinterpret_borrow<py::sequence>(shape)) {
+      sizes.push_back(size.is_none() ? std::nullopt : std::optional<Expr>(to_expr(size, "a size")));
+    }
+    spec.shape = std::move(sizes);
+  }
+  spec.dtype = to_element_type(dtype);
+  if (!other.is_none()) spec.other = to_expr(other, "`other`");
+  if (!shape_options.is_none()) {
+    size_t dims = spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
+    if (py::isinstance<py::dict>(shape_options)) {
+      spec.shape_options.assign(dims, to_symbol_attrs(shape_options));
+    } else if (py::isinstance<py::sequence>(shape_options)) {
+      for (auto options : py::reinterpret_borrow<py::sequence>(shape_options)) {
+        spec.shape_options.push_back(to_symbol_attrs(options));
+      }
+    } else {
+      throw TypeError("`shape_options` must be a dict or a tuple of dicts");
+    }
+  }
+  spec.constexpr_ = !constexpr_.is_none() && constexpr_.cast<bool>();
+  if (!value.is_none()) spec.value = to_expr(value, "`value`");
+  if (!name.is_none()) spec.name = name.cast<std::string>();
+  return Tensor::create(spec);
+}
+
+IndexItem to_index_item(const py::handle& key) {
+  IndexItem item;
+  if (key.is_none()) {
+    item.kind = IndexItem::Kind::NewAxis;
+  } else if (key.ptr() == Py_Ellipsis) {
+    item.kind = IndexItem::Kind::Ellipsis;
+  } else if (py::isinstance<py::slice>(key)) {
+    item.kind = IndexItem::Kind::Slice;
+    auto bound = [&](const char* attr) -> std::optional<Expr> {
+      py::object value = key.attr(attr);
+      if (value.is_none()) return std::nullopt;
+      return to_expr(value, "a slice bound");
+    };
+    item.start = bound("start");
+    item.stop = bound("stop");
+    item.step = bound("step");
+  } else if (auto index = try_to_expr(key); index && !py::isinstance<py::float_>(key)) {
+    item.index = *index;
+  } else {
+    throw TypeError("tensor indices must be integers, Symbols, slices, None or ..., not " +
+                    std::string(py::str(py::type::of(key).attr("__name__"))));
+  }
+  return item;
+}
+
+py::tuple shape_tuple(const std::vector<Expr>& shape) {
+  py::tuple result(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) result[i] = from_expr(shape[i]);
+  return result;
+}
+
+py::array evaluate(const TensorPtr& tensor, const py::object& subs) {
+  SymbolMap map = to_symbol_map(subs);
+  OffsetArray result;
+  {
+    py::gil_scoped_release release;
+    result = evaluate_offsets(*tensor, map);
+  }
+  py::array_t<int64_t> array(std::vector<py::ssize_t>(result.shape.begin(), result.shape.end()));
+  if (!result.offsets.empty()) {
+    std::memcpy(array.mutable_data(), result.offsets.data(), result.offsets.size() * sizeof(int64_t));
+  }
+  return std::move(array);
+}
+
+std::string describe(const Tensor& tensor) {
+  std::string text = "Tensor(shape=(";
+  for (size_t d = 0; d < tensor.ndim(); ++d) {
+    text += (d ? ", " : "") + to_python(tensor.shape()[d]);
+  }
+  text += tensor.ndim() == 1 ? ",)" : ")";
+  if (auto* level = std::get_if<TensorPtr>(&tensor.dtype())) {
+    text += ", dtype=" + describe(**level);
+  } else if (auto* dtype = std::get_if<DType>(&tensor.dtype())) {
+    text += ", dtype=ninetoothed." + std::string(dtype_name(*dtype));
+  }
+  if (tensor.is_source()) text = "Tensor(name='" + tensor.name() + "', " + text.substr(7);
+  return text + ")";
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  py::enum_<DType> dtype(m, "DType", "Element types of tensors.");
+  for (DType value : {DType::bfloat16, DType::float16, DType::float32, DType::float64, DType::int8,
+                      DType::int16, DType::int32, DType::int64, DType::uint8, DType::uint16,
+                      DType::uint32, DType::uint64, DType::boolean}) {
+    dtype.value(std::string(dtype_name(value)).c_str(), value);
+  }
+  dtype.def("__repr__", [](DType value) { return "ninetoothed." + std::string(dtype_name(value)); });
+  dtype.def("__str__", [](DType value) { return std::string(dtype_name(value)); });
+
+  py::class_<Tensor, TensorPtr> tensor(m, "Tensor", py::dynamic_attr(), R"doc(A symbolic tensor.
+
+Tensor(ndim=None, shape=None, dtype=None, other=None, shape_options=None,
+constexpr=None, value=None, name=None). Holds no data: its shape is made of
+symbols (`<name>_size_<d>`) or given values. Meta-operations (tile, expand,
+squeeze, unsqueeze, permute, flatten, ravel, pad, indexing) return new,
+possibly hierarchical, tensors whose `dtype` is the next level.)doc");
+  tensor.def(py::init(&make_tensor), py::arg("ndim") = py::none(), py::arg("shape") = py::none(),
+             py::arg("dtype") = py::none(), py::arg("other") = py::none(),
+             py::arg("shape_options") = py::none(), py::arg("constexpr") = py::none(),
+             py::arg("value") = py::none(), py::arg("name") = py::none());
+  tensor.def_property_readonly("shape", [](const Tensor& self) { return shape_tuple(self.shape()); });
+  tensor.def_property_readonly("ndim", &Tensor::ndim);
+  tensor.def_property_readonly("name", &Tensor::name);
+  tensor.def_property(
+      "dtype", [](const Tensor& self) { return from_element_type(self.dtype()); },
+      [](Tensor& self, const py::object& dtype) { self.set_dtype(to_element_type(dtype)); });
+  tensor.def_property_readonly("source", &Tensor::source);
+  tensor.def_property_readonly("other", [](const Tensor& self) -> py::object {
+    return self.other() ? from_expr(*self.other()) : py::none();
+  });
+  tensor.def_property_readonly("constexpr", &Tensor::is_constexpr);
+  tensor.def_property_readonly("value", [](const Tensor& self) -> py::object {
+    return self.value() ? from_expr(*self.value()) : py::none();
+  });
+  tensor.def_property_readonly("strides", [](const Tensor& self) {
+    std::vector<Expr> strides;
+    for (size_t d = 0; d < self.source_ref().ndim(); ++d) strides.push_back(self.stride_symbol(d));
+    return shape_tuple(strides);
+  }, "The source tensor's stride symbols `<name>_stride_<d>`.");
+  tensor.def(
+      "size", [](const Tensor& self, const py::object& dim) -> py::object {
+        if (dim.is_none()) return shape_tuple(self.shape());
+        int64_t d = to_int(dim, "dim");
+        auto n = static_cast<int64_t>(self.ndim());
+        if (d < -n || d >= n) throw IndexError("dimension " + std::to_string(d) + " out of range");
+        return from_expr(self.shape()[static_cast<size_t>(d < 0 ? d + n : d)]);
+      },
+      py::arg("dim") = py::none());
+  tensor.def("innermost", &Tensor::innermost, "The innermost level.");
+  tensor.def(
+      "tile",
+      [](const Tensor& self, const py::object& tile_shape, const py::object& strides,
+         const py::object& dilation, bool floor_mode) {
+        auto optional_exprs = [](const py::object& object, const char* what) -> std::optional<std::vector<Expr>> {
+          if (object.is_none()) return std::nullopt;
+          return to_exprs(object, what);
+        };
+        return self.tile(to_exprs(tile_shape, "tile_shape"), optional_exprs(strides, "strides"),
+                         optional_exprs(dilation, "dilation"), floor_mode);
+      },
+      py::arg("tile_shape"), py::arg("strides") = py::none(), py::arg("dilation") = py::none(),
+      py::arg("floor_mode") = false);
+  tensor.def("expand", [](const Tensor& self, const py::object& shape) { return self.expand(to_exprs(shape, "shape")); },
+             py::arg("shape"));
+  tensor.def("squeeze", [](const Tensor& self, const py::object& dim) { return self.squeeze(to_ints(dim, "dim")); },
+             py::arg("dim"));
+  tensor.def("unsqueeze", [](const Tensor& self, const py::object& dim) { return self.unsqueeze(to_int(dim, "dim")); },
+             py::arg("dim"));
+  tensor.def("permute", [](const Tensor& self, const py::object& dims) { return self.permute(to_ints(dims, "dims")); },
+             py::arg("dims"));
+  tensor.def(
+      "flatten",
+      [](const Tensor& self, const py::object& start_dim, const py::object& end_dim) {
+        return self.flatten(optional_int(start_dim, "start_dim"), optional_int(end_dim, "end_dim"));
+      },
+      py::arg("start_dim") = py::none(), py::arg("end_dim") = py::none(),
+      "Flatten dims [start_dim, end_dim) of this level into one (end_dim is exclusive).");
+  tensor.def("ravel", &Tensor::ravel, "Join all levels into one.");
+  tensor.def(
+      "pad",
+      [](const Tensor& self, const py::object& pad) {
+        if (!py::isinstance<py::sequence>(pad)) throw TypeError("`pad` must be a tuple of (before, after) pairs");
+        std::vector<std::pair<Expr, Expr>> pads;
+        for (auto pair : py::reinterpret_borrow<py::sequence>(pad)) {
+          std::vector<Expr> values = to_exprs(pair, "a (before, after) pair");
+          if (values.size() != 2) throw ValueError("each entry of `pad` must be a (before, after) pair");
+          pads.emplace_back(values[0], values[1]);
+        }
+        return self.pad(pads);
+      },
+      py::arg("pad"));
+  tensor.def("__getitem__", [](const Tensor& self, const py::object& key) {
+    std::vector<IndexItem> items;
+    if (py::isinstance<py::tuple>(key)) {
+      for (auto item : py::reinterpret_borrow<py::tuple>(key)) items.push_back(to_index_item(item));
+    } else {
+      items.push_back(to_index_item(key));
+    }
+    return self.index(items);
+  });
+  tensor.def("eval", &evaluate, py::arg("subs") = py::none(),
+             "Flat source offsets of every element (all levels' shapes joined), -1 where masked.");
+  tensor.def(
+      "subs", [](const Tensor& self, const py::object& subs) { return self.substituted(to_symbol_map(subs)); },
+      py::arg("subs"), "The tensor (all levels and its source) with symbols substituted.");
+  tensor.def("__repr__", [](const Tensor& self) { return describe(self); });
+
+  m.def("eval", &evaluate, py::arg("tensor"), py::arg("subs") = py::none(),
+        "Evaluate a symbolic tensor into a numpy array of source offsets (-1 where masked).");
+  m.def(
+      "subs", [](const TensorPtr& tensor, const py::object& subs) { return tensor->substituted(to_symbol_map(subs)); },
+      py::arg("tensor"), py::arg("subs"), "Substitute symbols in a symbolic tensor.");
+}
+
+}  // namespace nt::bindings

@@ -1,0 +1,40 @@
+"""NineToothed: a tensor-oriented kernel DSL compiled to OpenCL C.
+
+The names here mirror upstream NineToothed's documented API. `Symbol` and
+`Tensor` live in the C++ core (`ninetoothed._core`).
+"""
+
+from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
+
+bfloat16 = DType.bfloat16
+float16 = DType.float16
+float32 = DType.float32
+float64 = DType.float64
+int8 = DType.int8
+int16 = DType.int16
+int32 = DType.int32
+int64 = DType.int64
+uint8 = DType.uint8
+uint16 = DType.uint16
+uint32 = DType.uint32
+uint64 = DType.uint64
+
+__all__ = [
+    "Symbol",
+    "Tensor",
+    "block_size",
+    "eval",
+    "subs",
+    "bfloat16",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]
