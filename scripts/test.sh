@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test: the GoogleTest suite (ctest) and the pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+BUILD_DIR=${NINETOOTHED_BUILD_DIR:-build}
+echo "[test] GoogleTest"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 | tail -n 5
+echo "[test] pytest"
+PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest tests/python -q "$@"
