@@ -1,0 +1,145 @@
+#include "runtime/device.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+namespace nt {
+
+namespace {
+
+struct Found {
+  cl_platform_id platform;
+  cl_device_id device;
+  DeviceInfo info;
+};
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  size_t size = 0;
+  check(clGetPlatformInfo(platform, what, 0, nullptr, &size), "clGetPlatformInfo");
+  std::string text(size, '\0');
+  check(clGetPlatformInfo(platform, what, size, text.data(), nullptr), "clGetPlatformInfo");
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+  size_t size = 0;
+  check(clGetDeviceInfo(device, what, 0, nullptr, &size), "clGetDeviceInfo");
+  std::string text(size, '\0');
+  check(clGetDeviceInfo(device, what, size, text.data(), nullptr), "clGetDeviceInfo");
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+template <typename T>
+T device_value(cl_device_id device, cl_device_info what) {
+  T value{};
+  check(clGetDeviceInfo(device, what, sizeof(T), &value, nullptr), "clGetDeviceInfo");
+  return value;
+}
+
+std::vector<Found> discover() {
+  cl_uint num_platforms = 0;
+  cl_int status = clGetPlatformIDs(0, nullptr, &num_platforms);
+  if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || num_platforms == 0) return {};
+  check(status, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(num_platforms);
+  check(clGetPlatformIDs(num_platforms, platforms.data(), nullptr), "clGetPlatformIDs");
+  std::vector<Found> found;
+  for (cl_platform_id platform : platforms) {
+    cl_uint num_devices = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices) != CL_SUCCESS) continue;
+    std::vector<cl_device_id> devices(num_devices);
+    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, devices.data(), nullptr),
+          "clGetDeviceIDs");
+    for (cl_device_id device : devices) {
+      DeviceInfo info;
+      info.index = static_cast<int>(found.size());
+      info.platform = platform_string(platform, CL_PLATFORM_NAME);
+      info.name = device_string(device, CL_DEVICE_NAME);
+      info.version = device_string(device, CL_DEVICE_OPENCL_C_VERSION);
+      info.is_cpu = (device_value<cl_device_type>(device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+      std::string extensions = device_string(device, CL_DEVICE_EXTENSIONS);
+      info.has_fp64 = extensions.find("cl_khr_fp64") != std::string::npos;
+      info.has_fp16 = extensions.find("cl_khr_fp16") != std::string::npos;
+      info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+      info.global_memory = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);
+      info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
+      info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
+      found.push_back({platform, device, info});
+    }
+  }
+  return found;
+}
+
+const Found& choose(const std::vector<Found>& found, const std::string& selector) {
+  if (found.empty()) {
+    throw RuntimeError("no OpenCL device found (is an OpenCL driver such as pocl-opencl-icd installed?)");
+  }
+  if (selector.empty()) {
+    auto is_pocl_cpu = [](const Found& f) { return f.info.is_cpu && f.info.platform.find("Portable") == 0; };
+    if (auto it = std::find_if(found.begin(), found.end(), is_pocl_cpu); it != found.end()) return *it;
+    auto is_cpu = [](const Found& f) { return f.info.is_cpu; };
+    if (auto it = std::find_if(found.begin(), found.end(), is_cpu); it != found.end()) return *it;
+    return found.front();
+  }
+  if (std::all_of(selector.begin(), selector.end(), ::isdigit)) {
+    size_t index = std::stoul(selector);
+    if (index < found.size()) return found[index];
+  }
+  for (const auto& f : found) {
+    if ((f.info.platform + " " + f.info.name).find(selector) != std::string::npos) return f;
+  }
+  std::string names;
+  for (const auto& f : found)
+    names += "\n  " + std::to_string(f.info.index) + ": " + f.info.platform + " " + f.info.name;
+  throw RuntimeError("no OpenCL device matches '" + selector + "'; devices:" + names);
+}
+
+std::mutex g_mutex;
+std::shared_ptr<Device> g_current;
+
+std::shared_ptr<Device> open(const Found& f) {
+  return std::make_shared<Device>(f.platform, f.device, f.info);
+}
+
+}  // namespace
+
+Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
+    : platform_(platform), device_(device), info_(std::move(info)) {
+  cache_key_ = info_.platform + "|" + info_.name + "|" + device_string(device, CL_DRIVER_VERSION);
+  cl_int status = CL_SUCCESS;
+  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                        reinterpret_cast<cl_context_properties>(platform_), 0};
+  context_ = ClContext(clCreateContext(properties, 1, &device_, nullptr, nullptr, &status));
+  check(status, "clCreateContext");
+  queue_ = ClQueue(clCreateCommandQueue(context_.get(), device_, CL_QUEUE_PROFILING_ENABLE, &status));
+  check(status, "clCreateCommandQueue");
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> infos;
+  for (const auto& f : discover()) infos.push_back(f.info);
+  return infos;
+}
+
+std::shared_ptr<Device> current_device() {
+  std::lock_guard lock(g_mutex);
+  if (!g_current) {
+    const char* env = std::getenv("NINETOOTHED_DEVICE");
+    auto found = discover();
+    g_current = open(choose(found, env ? env : ""));
+  }
+  return g_current;
+}
+
+std::shared_ptr<Device> select_device(const std::string& selector) {
+  auto found = discover();
+  auto device = open(choose(found, selector));
+  std::lock_guard lock(g_mutex);
+  g_current = device;
+  return device;
+}
+
+}  // namespace nt

@@ -1,0 +1,53 @@
+// Launching a built kernel over host memory.
+//
+// In: a built program, a kernel name, arguments (host memory regions and
+// scalars) and the number of programs. Out: the kernel has run over a 1-D
+// grid of that many work-items (one program per work-item) and its writes
+// are visible in the host memory when launch() returns. On a CPU device host
+// memory is wrapped, not copied (CL_MEM_USE_HOST_PTR); elsewhere it is
+// copied in, and regions marked written are copied back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+#include "runtime/opencl.h"
+
+namespace nt {
+
+class KernelLauncher {
+ public:
+  KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program, const std::string& kernel_name);
+
+  // Argument `index` is the host memory [data, data + bytes).
+  void set_buffer(cl_uint index, void* data, size_t bytes, bool written);
+  // Argument `index` is a scalar passed by value.
+  void set_scalar(cl_uint index, const void* value, size_t size);
+  template <typename T>
+  void set_scalar(cl_uint index, T value) {
+    set_scalar(index, &value, sizeof(T));
+  }
+
+  // Run `num_programs` programs and wait for them. Returns the kernel's
+  // execution time on the device in seconds.
+  double launch(size_t num_programs);
+
+ private:
+  struct Buffer {
+    ClMem memory;
+    void* host;
+    size_t bytes;
+    bool written;
+  };
+
+  std::shared_ptr<Device> device_;
+  ClKernel kernel_;
+  std::vector<Buffer> buffers_;
+  std::mutex mutex_;
+};
+
+}  // namespace nt

@@ -1,0 +1,60 @@
+// OpenCL headers and RAII ownership of OpenCL objects.
+//
+// Every OpenCL object the runtime creates is held by a ClHandle, which
+// releases it exactly once; copying retains. check() turns an error code
+// into an nt::RuntimeError that names the call.
+#pragma once
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace nt {
+
+// An OpenCL call failed (Python RuntimeError).
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string cl_error_name(cl_int code);
+
+inline void check(cl_int code, const char* call) {
+  if (code != CL_SUCCESS) throw RuntimeError(std::string(call) + " failed: " + cl_error_name(code));
+}
+
+template <typename T, cl_int (*Retain)(T), cl_int (*Release)(T)>
+class ClHandle {
+ public:
+  ClHandle() = default;
+  explicit ClHandle(T handle) : handle_(handle) {}  // takes ownership
+  ClHandle(const ClHandle& other) : handle_(other.handle_) {
+    if (handle_) Retain(handle_);
+  }
+  ClHandle(ClHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  ClHandle& operator=(ClHandle other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  ~ClHandle() {
+    if (handle_) Release(handle_);
+  }
+  T get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+
+ private:
+  T handle_ = nullptr;
+};
+
+using ClContext = ClHandle<cl_context, clRetainContext, clReleaseContext>;
+using ClQueue = ClHandle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue>;
+using ClProgram = ClHandle<cl_program, clRetainProgram, clReleaseProgram>;
+using ClKernel = ClHandle<cl_kernel, clRetainKernel, clReleaseKernel>;
+using ClMem = ClHandle<cl_mem, clRetainMemObject, clReleaseMemObject>;
+using ClEvent = ClHandle<cl_event, clRetainEvent, clReleaseEvent>;
+
+}  // namespace nt

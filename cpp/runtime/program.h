@@ -1,0 +1,43 @@
+// Building OpenCL programs, and the in-memory program cache.
+//
+// In: OpenCL C source, build options (`-DNAME=value` per configuration) and a
+// device. Out: a built program, or a BuildError whose message holds the
+// compiler's log and where the source was written for reading. ProgramCache
+// keeps built programs per (device context, options, source) for the process, so a
+// kernel is built once per configuration.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "runtime/device.h"
+#include "runtime/opencl.h"
+
+namespace nt {
+
+// The OpenCL C compiler rejected a program (Python RuntimeError).
+struct BuildError : RuntimeError {
+  using RuntimeError::RuntimeError;
+};
+
+ClProgram build_program(const Device& device, const std::string& source, const std::string& options);
+
+class ProgramCache {
+ public:
+  static ProgramCache& instance();
+
+  // The built program for this key, building it on first use.
+  ClProgram get(const Device& device, const std::string& source, const std::string& options);
+  size_t num_builds() const { return num_builds_; }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<cl_context, std::string, std::string>, ClProgram>
+      programs_;  // a program retains its context
+  size_t num_builds_ = 0;
+};
+
+}  // namespace nt
