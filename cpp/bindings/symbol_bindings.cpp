@@ -1,6 +1,7 @@
 // Python's `ninetoothed.Symbol` and `ninetoothed.block_size`, over nt::Expr.
 #include <pybind11/operators.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <atomic>
 #include <cmath>

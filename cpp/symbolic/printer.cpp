@@ -1,5 +1,6 @@
 #include "symbolic/printer.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ostream>
@@ -112,12 +113,15 @@ class PythonPrinter {
     // Left-associative: the left operand may sit at the same level, the right
     // one must bind tighter. Comparisons and boolean operators are n-ary in
     // Python, so both sides need a tighter binding to keep a binary tree.
-    bool n_ary = is_comparison(op) || op == BinaryOp::And || op == BinaryOp::Or;
+    // `ast.unparse` raises the level once more for each further value of a
+    // boolean operator, so its right operand needs prec + 2 (`a and (not b)`).
+    bool boolean = op == BinaryOp::And || op == BinaryOp::Or;
+    bool n_ary = is_comparison(op) || boolean;
     print(e->operands[0], n_ary ? prec + 1 : prec);
     out_ += ' ';
     out_ += binary_op_token(op);
     out_ += ' ';
-    print(e->operands[1], prec + 1);
+    print(e->operands[1], boolean ? prec + 2 : prec + 1);
   }
 
   std::string& out_;
@@ -128,11 +132,29 @@ class PythonPrinter {
 std::string format_float(double value) {
   if (std::isnan(value)) return "float('nan')";
   if (std::isinf(value)) return value > 0 ? "float('inf')" : "-float('inf')";
+  // The shortest round-trip digits, laid out as Python's repr does: an
+  // exponent when it is below -4 or at least 16, else positional with a `.0`.
   char buffer[64];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
   std::string text(buffer, result.ptr);
-  if (text.find_first_of(".en") == std::string::npos) text += ".0";
-  return text;
+  size_t e_pos = text.find('e');
+  int exponent = std::stoi(text.substr(e_pos + 1));
+  if (exponent < -4 || exponent >= 16) return text;
+  bool negative = text[0] == '-';
+  std::string digits;
+  for (char c : text.substr(0, e_pos)) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  }
+  std::string fixed;
+  if (exponent < 0) {
+    fixed = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  } else {
+    auto point = static_cast<size_t>(exponent) + 1;
+    if (digits.size() < point) digits.append(point - digits.size(), '0');
+    std::string fraction = digits.substr(point);
+    fixed = digits.substr(0, point) + "." + (fraction.empty() ? "0" : fraction);
+  }
+  return (negative ? "-" : "") + fixed;
 }
 
 std::string to_python(const Expr& e) {

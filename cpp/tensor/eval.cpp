@@ -1,5 +1,6 @@
 #include "tensor/eval.h"
 
+#include <optional>
 #include <utility>
 
 #include "support/errors.h"
@@ -11,13 +12,19 @@ namespace nt {
 namespace {
 
 int64_t require_int(const Expr& e, const std::string& what) {
-  if (!e.is_int()) {
-    std::string names;
-    for (const auto& v : collect_vars(e)) names += (names.empty() ? "" : ", ") + v->name;
-    throw ValueError(what + " is " + to_python(e) + ", which is not known; give " + names +
-                     " a value in `subs`");
+  if (e.is_int()) return e->int_value;
+  std::vector<Expr> vars = collect_vars(e);
+  if (vars.empty()) {
+    // A constant that did not fold, such as `3 // 0`: evaluating it says why.
+    int64_t value = 0;
+    int64_t* outputs[] = {&value};
+    BatchProgram({}, {e}).run(nullptr, 1, outputs);
+    return value;
   }
-  return e->int_value;
+  std::string names;
+  for (const auto& v : vars) names += (names.empty() ? "" : ", ") + v->name;
+  throw ValueError(what + " is " + to_python(e) + ", which is not known; give " + names +
+                   " a value in `subs`");
 }
 
 }  // namespace
@@ -51,14 +58,18 @@ OffsetArray evaluate_offsets(const Tensor& arranged, const SymbolMap& substituti
   for (size_t d = 0; d < source.ndim(); ++d) {
     offset = add(offset, mul(access.coordinates[d], Expr(strides[d])));
   }
-  Expr in_bounds = bool_const(true);
+  std::optional<Expr> in_bounds;
   for (const auto& condition : access.conditions) {
-    in_bounds = in_bounds->kind == ExprKind::Bool ? condition : logical_and(in_bounds, condition);
+    in_bounds = in_bounds ? logical_and(*in_bounds, condition) : condition;
   }
-  BatchProgram program(indices, {offset, in_bounds});
+  BatchProgram program(indices, {offset, in_bounds.value_or(bool_const(true))});
 
   size_t total = 1;
-  for (int64_t size : result.shape) total *= static_cast<size_t>(size);
+  for (int64_t size : result.shape) {
+    if (__builtin_mul_overflow(total, static_cast<size_t>(size), &total)) {
+      throw ValueError("the evaluated tensor would have more elements than can be counted");
+    }
+  }
   result.offsets.resize(total);
 
   const size_t ndim = indices.size();

@@ -49,6 +49,13 @@ class SourceResolver {
     return value;
   }
 
+  // Resolves the checked bindings no source coordinate depends on: the dims
+  // that unsqueeze, expand or `None` made reach no source index, yet a pad or
+  // slice of them still masks what lies outside their range.
+  void check_all_bindings() {
+    for (const IndexBinding* binding : checked_) resolve(var(binding->index));
+  }
+
   std::vector<Expr> take_conditions() { return std::move(conditions_); }
 
  private:
@@ -61,6 +68,7 @@ class SourceResolver {
                          binding.index + " is both " + to_python(it->second->value) + " and " +
                          to_python(binding.value) + ")");
       }
+      if (inserted && binding.checked) checked_.push_back(&binding);
     }
     for (const auto& input : node->inputs) gather(input);
   }
@@ -75,6 +83,7 @@ class SourceResolver {
 
   std::unordered_map<std::string, Expr> final_;
   std::unordered_map<std::string, const IndexBinding*> bindings_;
+  std::vector<const IndexBinding*> checked_;  // in the order gathered
   std::unordered_set<const IndexMapNode*> visited_;
   std::unordered_map<std::string, Expr> resolved_;
   std::vector<Expr> conditions_;
@@ -88,6 +97,7 @@ SourceAccess resolve_source_access(const Tensor& arranged) {
   for (const auto& index : arranged.source_ref().indices()) {
     access.coordinates.push_back(resolver.resolve(index));
   }
+  resolver.check_all_bindings();
   access.conditions = resolver.take_conditions();
   return access;
 }

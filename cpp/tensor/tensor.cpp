@@ -279,12 +279,18 @@ TensorPtr Tensor::unsqueeze(int64_t dim) const {
 }
 
 TensorPtr Tensor::permute(const std::vector<int64_t>& dims) const {
+  auto n = static_cast<int64_t>(ndim());
+  std::vector<size_t> order;  // `dims` with negative dims counted from the end, as in torch
   std::vector<bool> seen(ndim(), false);
   bool valid = dims.size() == ndim();
   for (int64_t dim : dims) {
     if (!valid) break;
-    valid = dim >= 0 && static_cast<size_t>(dim) < ndim() && !seen[static_cast<size_t>(dim)];
-    if (valid) seen[static_cast<size_t>(dim)] = true;
+    int64_t d = dim < 0 ? dim + n : dim;
+    valid = d >= 0 && d < n && !seen[static_cast<size_t>(d)];
+    if (valid) {
+      seen[static_cast<size_t>(d)] = true;
+      order.push_back(static_cast<size_t>(d));
+    }
   }
   if (!valid) {
     std::string text;
@@ -296,7 +302,7 @@ TensorPtr Tensor::permute(const std::vector<int64_t>& dims) const {
   std::vector<Expr> new_indices = fresh_index_vars(ndim());
   std::vector<IndexBinding> bindings;
   for (size_t j = 0; j < ndim(); ++j) {
-    auto d = static_cast<size_t>(dims[j]);
+    size_t d = order[j];
     new_shape.push_back(shape_[d]);
     bindings.push_back(keep(indices_[d], new_indices[j], shape_[d]));
   }
