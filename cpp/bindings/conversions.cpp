@@ -53,7 +53,13 @@ SymbolMap to_symbol_map(const py::handle& subs) {
       if (!py::isinstance<py::dict>(value) || !value.contains("shape")) {
         throw TypeError("the value for a Tensor in `subs` must be a dict with a \"shape\"");
       }
-      auto shape = py::reinterpret_borrow<py::sequence>(value["shape"]);
+      auto require_sequence = [](const py::handle& item, const char* what) {
+        if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) {
+          throw TypeError(std::string("`subs` ") + what + " must be a tuple or list");
+        }
+        return py::reinterpret_borrow<py::sequence>(item);
+      };
+      auto shape = require_sequence(value["shape"], "\"shape\"");
       if (shape.size() != source.ndim()) {
         throw ValueError("`subs` gives " + std::to_string(shape.size()) + " sizes for " +
                          source.name() + ", which has " + std::to_string(source.ndim()) + " dims");
@@ -62,7 +68,7 @@ SymbolMap to_symbol_map(const py::handle& subs) {
         map[source.size_symbol(d)->name] = to_expr(shape[d], "a size");
       }
       if (value.contains("strides")) {
-        auto strides = py::reinterpret_borrow<py::sequence>(value["strides"]);
+        auto strides = require_sequence(value["strides"], "\"strides\"");
         if (strides.size() != source.ndim()) {
           throw ValueError("`subs` gives " + std::to_string(strides.size()) + " strides for " +
                            source.name() + ", which has " + std::to_string(source.ndim()) + " dims");

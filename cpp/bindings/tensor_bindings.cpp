@@ -20,7 +20,12 @@ std::vector<Expr> to_exprs(const py::handle& object, const char* what) {
     throw TypeError(std::string(what) + " must be a tuple or list");
   }
   std::vector<Expr> result;
-  for (auto item : py::reinterpret_borrow<py::sequence>(object)) result.push_back(to_expr(item, what));
+  for (auto item : py::reinterpret_borrow<py::sequence>(object)) {
+    if (py::isinstance<py::float_>(item)) {
+      throw TypeError(std::string(what) + " must hold integers or Symbols, not " + std::string(py::repr(item)));
+    }
+    result.push_back(to_expr(item, what));
+  }
   return result;
 }
 

@@ -198,6 +198,7 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape,
     Expr span = sub(sub(shape_[d], mul(spacing, sub(tile_size, 1))), 1);
     Expr outer_size = floor_mode ? add(floordiv(span, stride), 1)
                                  : add(floordiv(sub(add(span, stride), 1), stride), 1);
+    if (outer_size.is_int() && outer_size->int_value < 0) outer_size = 0;  // no whole tile fits
     outer_shape.push_back(outer_size);
     inner_shape.push_back(tile_size);
     Expr value = add(mul(outer_indices[d], stride), mul(inner_indices[d], spacing));

@@ -340,10 +340,20 @@ def test_division_by_zero_in_eval():
         strided.eval({b: 0})
 
 
-def test_eval_of_a_float_size():
-    tiled = Tensor(shape=(4,)).tile((2.5,))
-    with pytest.raises(ValueError):
-        tiled.eval()
+def test_float_sizes_are_refused_where_given():
+    for bad in (
+        lambda: Tensor(shape=(4,)).tile((2.5,)),
+        lambda: Tensor(shape=(4,)).tile((2,), strides=(1.5,)),
+        lambda: Tensor(shape=(4,)).expand((2.0,)),
+    ):
+        with pytest.raises(TypeError):
+            bad()
+
+
+def test_a_window_larger_than_the_size_gives_no_tiles():
+    tiled = Tensor(shape=(3,)).tile((5,), strides=(1,))
+    assert tiled.shape == (0,)
+    assert tiled.eval().shape == (0, 5)
 
 
 def test_eval_of_more_elements_than_can_be_counted():
