@@ -1,6 +1,8 @@
 #include "symbolic/batch_eval.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "support/errors.h"
@@ -15,27 +17,34 @@ void apply(const int64_t* a, const int64_t* b, int64_t* out, size_t n, F f) {
   for (size_t p = 0; p < n; ++p) out[p] = f(a[p], b[p]);
 }
 
-void check_divisors(const int64_t* b, size_t n) {
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+// Lanes whose division has no value (a zero divisor) are marked in `poison`
+// and computed on divisor 1; an output that depends on them raises.
+void guard_divisors(const int64_t* a, const int64_t* b, size_t n, uint8_t* poison) {
   for (size_t p = 0; p < n; ++p) {
-    if (b[p] == 0) throw ZeroDivisionError("integer division or modulo by zero");
+    if (b[p] == 0) poison[p] = 1;
+    if (a[p] == kMin && b[p] == -1) throw std::overflow_error("integer division result does not fit in 64 bits");
   }
 }
 
-void run_binary(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* out, size_t n) {
+void run_binary(BinaryOp op, const int64_t* a, const int64_t* b, int64_t* out, size_t n, uint8_t* poison) {
   switch (op) {
     case BinaryOp::Add: apply(a, b, out, n, [](int64_t x, int64_t y) { return x + y; }); return;
     case BinaryOp::Sub: apply(a, b, out, n, [](int64_t x, int64_t y) { return x - y; }); return;
     case BinaryOp::Mul: apply(a, b, out, n, [](int64_t x, int64_t y) { return x * y; }); return;
     case BinaryOp::FloorDiv:
-      check_divisors(b, n);
+      guard_divisors(a, b, n, poison);
       apply(a, b, out, n, [](int64_t x, int64_t y) {
+        if (y == 0) return int64_t{0};
         int64_t q = x / y;
         return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
       });
       return;
     case BinaryOp::Mod:
-      check_divisors(b, n);
+      guard_divisors(a, b, n, poison);
       apply(a, b, out, n, [](int64_t x, int64_t y) {
+        if (y == 0 || y == -1) return int64_t{0};
         int64_t r = x % y;
         return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
       });
@@ -119,35 +128,76 @@ int BatchProgram::emit(const Expr& e) {
 
 void BatchProgram::run(const int64_t* const* inputs, size_t n, int64_t* const* outputs) const {
   thread_local std::vector<int64_t> scratch;
+  thread_local std::vector<uint8_t> poison;  // per slot and point: depends on a division by zero
   scratch.resize(code_.size() * kMaxBatch);
+  poison.assign(code_.size() * kMaxBatch, 0);
   auto slot = [&](int index) { return scratch.data() + static_cast<size_t>(index) * kMaxBatch; };
+  auto poisoned = [&](int index) { return poison.data() + static_cast<size_t>(index) * kMaxBatch; };
   for (size_t i = 0; i < code_.size(); ++i) {
     const Instruction& instruction = code_[i];
     int64_t* out = slot(static_cast<int>(i));
+    uint8_t* out_poison = poisoned(static_cast<int>(i));
+    // Poison flows from operands, except from the branch a lazy operator
+    // (`if`-`else`, `and`, `or`) does not take, as in Python.
+    auto inherit = [&](int operand) {
+      if (operand < 0) return;
+      const uint8_t* from = poisoned(operand);
+      for (size_t p = 0; p < n; ++p) out_poison[p] |= from[p];
+    };
     switch (instruction.op) {
       case Op::Const: std::fill(out, out + n, instruction.constant); break;
       case Op::Input: std::copy(inputs[instruction.constant], inputs[instruction.constant] + n, out); break;
       case Op::Neg: {
         const int64_t* a = slot(instruction.a);
-        for (size_t p = 0; p < n; ++p) out[p] = -a[p];
+        for (size_t p = 0; p < n; ++p) {
+          if (a[p] == kMin) throw std::overflow_error("integer negation result does not fit in 64 bits");
+          out[p] = -a[p];
+        }
+        inherit(instruction.a);
         break;
       }
       case Op::Not: {
         const int64_t* a = slot(instruction.a);
         for (size_t p = 0; p < n; ++p) out[p] = a[p] == 0;
+        inherit(instruction.a);
         break;
       }
-      case Op::Binary: run_binary(instruction.binary_op, slot(instruction.a), slot(instruction.b), out, n); break;
+      case Op::Binary: {
+        BinaryOp op = instruction.binary_op;
+        const int64_t* a = slot(instruction.a);
+        run_binary(op, a, slot(instruction.b), out, n, out_poison);
+        inherit(instruction.a);
+        if (op == BinaryOp::And || op == BinaryOp::Or) {
+          const uint8_t* from = poisoned(instruction.b);
+          for (size_t p = 0; p < n; ++p) {
+            bool takes_right = (op == BinaryOp::And) == (a[p] != 0);
+            if (takes_right) out_poison[p] |= from[p];
+          }
+        } else {
+          inherit(instruction.b);
+        }
+        break;
+      }
       case Op::Select: {
         const int64_t* c = slot(instruction.a);
         const int64_t* a = slot(instruction.b);
         const int64_t* b = slot(instruction.c);
-        for (size_t p = 0; p < n; ++p) out[p] = c[p] ? a[p] : b[p];
+        const uint8_t* a_poison = poisoned(instruction.b);
+        const uint8_t* b_poison = poisoned(instruction.c);
+        inherit(instruction.a);
+        for (size_t p = 0; p < n; ++p) {
+          out[p] = c[p] ? a[p] : b[p];
+          out_poison[p] |= c[p] ? a_poison[p] : b_poison[p];
+        }
         break;
       }
     }
   }
   for (size_t k = 0; k < output_slots_.size(); ++k) {
+    const uint8_t* bad = poisoned(output_slots_[k]);
+    for (size_t p = 0; p < n; ++p) {
+      if (bad[p]) throw ZeroDivisionError("integer division or modulo by zero");
+    }
     const int64_t* result = slot(output_slots_[k]);
     std::copy(result, result + n, outputs[k]);
   }

@@ -1,6 +1,7 @@
 #include "symbolic/expr.h"
 
 #include <functional>
+#include <limits>
 #include <stdexcept>
 
 #include "support/errors.h"
@@ -79,6 +80,9 @@ std::optional<int64_t> Expr::as_int() const {
 
 int64_t floor_div(int64_t a, int64_t b) {
   if (b == 0) throw ZeroDivisionError("integer division or modulo by zero");
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+    throw std::overflow_error("integer division result does not fit in 64 bits");
+  }
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -86,6 +90,7 @@ int64_t floor_div(int64_t a, int64_t b) {
 
 int64_t floor_mod(int64_t a, int64_t b) {
   if (b == 0) throw ZeroDivisionError("integer division or modulo by zero");
+  if (b == -1) return 0;  // also for the minimum, where `%` would trap
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -119,7 +124,12 @@ Expr var(const std::string& name, const SymbolAttrs& attrs) {
 
 Expr unary(UnaryOp op, const Expr& a) {
   if (op == UnaryOp::Neg) {
-    if (a.is_int()) return int_const(-a->int_value);
+    if (a.is_int()) {
+      if (a->int_value == std::numeric_limits<int64_t>::min()) {
+        throw std::overflow_error("integer constant does not fit in 64 bits");
+      }
+      return int_const(-a->int_value);
+    }
     if (a->kind == ExprKind::Float) return float_const(-a->float_value);
   }
   if (op == UnaryOp::Not && a->kind == ExprKind::Bool) return bool_const(a->int_value == 0);

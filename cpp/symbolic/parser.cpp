@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -84,22 +86,27 @@ class Parser {
     return comparison();
   }
 
+  // Python chains comparisons: `a < b < c` means `a < b and b < c`.
   Expr comparison() {
-    Expr e = bit_or();
+    Expr left = bit_or();
     static constexpr std::pair<std::string_view, BinaryOp> kOps[] = {
         {"<=", BinaryOp::Le}, {">=", BinaryOp::Ge}, {"==", BinaryOp::Eq},
         {"!=", BinaryOp::Ne}, {"<", BinaryOp::Lt},  {">", BinaryOp::Gt}};
+    std::optional<Expr> chain;
     for (bool found = true; found;) {
       found = false;
       for (const auto& [token, op] : kOps) {
         if (accept(token)) {
-          e = binary(op, e, bit_or());
+          Expr right = bit_or();
+          Expr link = binary(op, left, right);
+          chain = chain ? logical_and(*chain, link) : link;
+          left = right;
           found = true;
           break;
         }
       }
     }
-    return e;
+    return chain ? *chain : left;
   }
 
   Expr bit_or() {
@@ -145,7 +152,12 @@ class Parser {
   }
 
   Expr factor() {
-    if (accept("-")) return neg(factor());
+    if (accept("-")) {
+      skip_space();
+      // A negative literal is read whole, so the smallest int64 fits.
+      if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) return number(true);
+      return neg(factor());
+    }
     if (accept("+")) return factor();
     return atom();
   }
@@ -165,7 +177,7 @@ class Parser {
     fail(std::string("unexpected character '") + c + "'");
   }
 
-  Expr number() {
+  Expr number(bool negative = false) {
     size_t start = pos_;
     bool is_float = false;
     while (pos_ < text_.size()) {
@@ -181,15 +193,17 @@ class Parser {
         break;
       }
     }
-    std::string digits;
+    std::string digits = negative ? "-" : "";
     for (char c : text_.substr(start, pos_ - start)) {
       if (c != '_') digits += c;
     }
     try {
       size_t used = 0;
       if (is_float) {
-        double value = std::stod(digits, &used);
-        if (used != digits.size()) fail("bad number");
+        // strtod, not stod: subnormals are numbers, and Python reads 1e999 as inf.
+        char* end = nullptr;
+        double value = std::strtod(digits.c_str(), &end);
+        if (end != digits.c_str() + digits.size()) fail("bad number");
         return float_const(value);
       }
       long long value = std::stoll(digits, &used);
