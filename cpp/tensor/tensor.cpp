@@ -9,6 +9,7 @@
 
 #include "support/errors.h"
 #include "symbolic/printer.h"
+#include "symbolic/simplify.h"
 
 namespace nt {
 
@@ -19,8 +20,9 @@ std::atomic<int64_t> g_index_count{0};
 
 constexpr const char* kIndexPrefix = "ninetoothed_index_";
 
-// Is `size` known not to be 1? (Then it cannot be squeezed or expanded.)
-bool known_not_one(const Expr& size) { return size.is_int() && !size.is_int(1); }
+// Is `size` provably not 1? (Then it cannot be squeezed or expanded.) Sizes
+// that might be 1 are taken on the user's word.
+bool known_not_one(const Expr& size) { return prove(ne(size, 1)).value_or(false); }
 
 std::string describe(const std::vector<Expr>& shape) {
   std::string text = "(";

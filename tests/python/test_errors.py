@@ -445,3 +445,14 @@ def test_random_bad_arguments_raise_python_exceptions(seed):
             except ALLOWED:
                 failed += 1
     assert succeeded > 0 and failed > 0
+
+
+def test_squeeze_and_expand_refuse_sizes_provably_not_one():
+    padded = Tensor(1).pad(((1, 0),))  # size `n + 1` with n >= 1
+    with pytest.raises(ValueError):
+        padded.squeeze(0)
+    with pytest.raises(ValueError):
+        padded.expand((4,))
+    whole = Tensor(1).tile((-1,))  # one tile: size `(n - (n - 1) - 1 + n - 1) // n + 1`, which is 1
+    assert whole.expand((3,)).shape == (3,)
+    assert whole.squeeze(0).shape == ()
