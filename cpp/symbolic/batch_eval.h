@@ -35,9 +35,13 @@ class BatchProgram {
     BinaryOp binary_op{};
     int64_t constant = 0;  // Const value, Input position
     int a = -1, b = -1, c = -1;
+    bool may_poison = false;  // can depend on a division by zero
   };
 
   int emit(const Expr& e);
+  template <typename Slot, typename Poisoned>
+  void propagate_poison(const Instruction& instruction, size_t n, Slot slot, Poisoned poisoned,
+                        uint8_t* out_poison) const;
 
   std::vector<Instruction> code_;
   std::vector<int> output_slots_;
