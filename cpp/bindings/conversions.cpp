@@ -18,14 +18,19 @@ std::optional<Expr> try_to_expr(const py::handle& object) {
 
 Expr to_expr(const py::handle& object, const char* what) {
   if (auto e = try_to_expr(object)) return *e;
-  throw TypeError(std::string(what) + " must be an int, a float or a Symbol, not " +
-                  std::string(py::str(py::type::of(object).attr("__name__"))));
+  throw TypeError(std::string(what) + " must be an int, a float or a Symbol, not " + type_name(object));
+}
+
+std::string type_name(const py::handle& object) { return py::str(py::type::of(object).attr("__name__")); }
+
+std::optional<int64_t> optional_int(const py::handle& object, const char* what) {
+  if (object.is_none()) return std::nullopt;
+  return to_int(object, what);
 }
 
 int64_t to_int(const py::handle& object, const char* what) {
   if (!PyIndex_Check(object.ptr()) || py::isinstance<py::bool_>(object)) {
-    throw TypeError(std::string(what) + " must be an integer, not " +
-                    std::string(py::str(py::type::of(object).attr("__name__"))));
+    throw TypeError(std::string(what) + " must be an integer, not " + type_name(object));
   }
   int overflow = 0;
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(object.ptr()));
@@ -36,10 +41,14 @@ int64_t to_int(const py::handle& object, const char* what) {
 
 py::object from_expr(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::Int: return py::int_(e->int_value);
-    case ExprKind::Bool: return py::bool_(e->int_value != 0);
-    case ExprKind::Float: return py::float_(e->float_value);
-    default: return py::cast(e);
+    case ExprKind::Int:
+      return py::int_(e->int_value);
+    case ExprKind::Bool:
+      return py::bool_(e->int_value != 0);
+    case ExprKind::Float:
+      return py::float_(e->float_value);
+    default:
+      return py::cast(e);
   }
 }
 
@@ -61,8 +70,8 @@ SymbolMap to_symbol_map(const py::handle& subs) {
       };
       auto shape = require_sequence(value["shape"], "\"shape\"");
       if (shape.size() != source.ndim()) {
-        throw ValueError("`subs` gives " + std::to_string(shape.size()) + " sizes for " +
-                         source.name() + ", which has " + std::to_string(source.ndim()) + " dims");
+        throw ValueError("`subs` gives " + std::to_string(shape.size()) + " sizes for " + source.name() +
+                         ", which has " + std::to_string(source.ndim()) + " dims");
       }
       for (size_t d = 0; d < source.ndim(); ++d) {
         map[source.size_symbol(d)->name] = to_expr(shape[d], "a size");
@@ -84,8 +93,7 @@ SymbolMap to_symbol_map(const py::handle& subs) {
     } else if (py::isinstance<py::str>(key)) {
       map[key.cast<std::string>()] = to_expr(value, "a substituted value");
     } else {
-      throw TypeError("`subs` keys must be Tensors, Symbols or names, not " +
-                      std::string(py::str(py::type::of(key).attr("__name__"))));
+      throw TypeError("`subs` keys must be Tensors, Symbols or names, not " + type_name(key));
     }
   }
   return map;

@@ -23,6 +23,10 @@ Expr to_expr(const py::handle& object, const char* what);
 py::object from_expr(const Expr& e);
 // A Python int (or integer numpy scalar) as int64.
 int64_t to_int(const py::handle& object, const char* what);
+// None as nullopt, else to_int.
+std::optional<int64_t> optional_int(const py::handle& object, const char* what);
+// The name of `object`'s type, for error messages.
+std::string type_name(const py::handle& object);
 
 // `subs` of Tensor.eval / Tensor.subs: {Tensor: {"shape": ..., "strides": ...},
 // Symbol: value, "name": value} as a map from symbol names to values.
@@ -31,9 +35,9 @@ SymbolMap to_symbol_map(const py::handle& subs);
 // Symbol options (`constexpr`, `meta`, bounds, `power_of_two`) with
 // NineToothed's defaults: meta symbols range over powers of two in [32, 1024],
 // other constexpr symbols over [1, 2**20].
-SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta,
-                         const py::object& lower_bound, const py::object& upper_bound,
-                         const py::object& power_of_two, const std::string& name);
+SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta, const py::object& lower_bound,
+                         const py::object& upper_bound, const py::object& power_of_two,
+                         const std::string& name);
 
 void bind_symbol(py::module_& m);
 void bind_tensor(py::module_& m);

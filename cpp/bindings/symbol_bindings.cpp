@@ -21,20 +21,16 @@ constexpr int64_t kMetaUpperBound = 1024;
 constexpr int64_t kConstexprLowerBound = 1;
 constexpr int64_t kConstexprUpperBound = int64_t{1} << 20;
 
-std::optional<int64_t> optional_int(const py::object& object, const char* what) {
-  if (object.is_none()) return std::nullopt;
-  return to_int(object, what);
-}
-
 }  // namespace
 
-SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta,
-                         const py::object& lower_bound, const py::object& upper_bound,
-                         const py::object& power_of_two, const std::string& name) {
+SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta, const py::object& lower_bound,
+                         const py::object& upper_bound, const py::object& power_of_two,
+                         const std::string& name) {
   bool is_constexpr = !constexpr_.is_none() && constexpr_.cast<bool>();
   bool is_meta = !meta.is_none() && meta.cast<bool>();
   if (is_meta && !constexpr_.is_none() && !is_constexpr) {
-    throw ValueError("a meta symbol is always constexpr; `constexpr=False` cannot be combined with `meta=True`");
+    throw ValueError(
+        "a meta symbol is always constexpr; `constexpr=False` cannot be combined with `meta=True`");
   }
   SymbolAttrs attrs;
   attrs.meta = is_meta;
@@ -62,8 +58,8 @@ namespace {
 Expr make_symbol(const py::object& expr, const py::object& constexpr_, const py::object& meta,
                  const py::object& lower_bound, const py::object& upper_bound,
                  const py::object& power_of_two) {
-  bool has_options = (!constexpr_.is_none() && constexpr_.cast<bool>()) ||
-                     (!meta.is_none() && meta.cast<bool>());
+  bool has_options =
+      (!constexpr_.is_none() && constexpr_.cast<bool>()) || (!meta.is_none() && meta.cast<bool>());
   if (!py::isinstance<py::str>(expr)) {
     if (has_options) throw ValueError("the `constexpr` and `meta` options are properties of name symbols");
     return to_expr(expr, "Symbol's expr");
@@ -71,8 +67,8 @@ Expr make_symbol(const py::object& expr, const py::object& constexpr_, const py:
   auto text = expr.cast<std::string>();
   if (!is_identifier(text)) {
     if (has_options) {
-      throw ValueError("the `constexpr` and `meta` options are properties of name symbols, and '" +
-                       text + "' is not a name");
+      throw ValueError("the `constexpr` and `meta` options are properties of name symbols, and '" + text +
+                       "' is not a name");
     }
     return parse_python_expr(text);
   }
@@ -157,7 +153,8 @@ constants are plain ints.)doc");
   symbol.def_property_readonly("upper_bound", [](const Expr& self) { return attrs_of(self).upper_bound; });
   symbol.def_property_readonly("power_of_two", [](const Expr& self) { return attrs_of(self).power_of_two; });
   symbol.def(
-      "subs", [](const Expr& self, const py::dict& subs) { return from_expr(substitute(self, to_symbol_map(subs))); },
+      "subs",
+      [](const Expr& self, const py::dict& subs) { return from_expr(substitute(self, to_symbol_map(subs))); },
       py::arg("subs"), "The expression with symbols replaced ({Symbol or name: value}).");
 
   m.def(

@@ -22,7 +22,8 @@ std::vector<Expr> to_exprs(const py::handle& object, const char* what) {
   std::vector<Expr> result;
   for (auto item : py::reinterpret_borrow<py::sequence>(object)) {
     if (py::isinstance<py::float_>(item)) {
-      throw TypeError(std::string(what) + " must hold integers or Symbols, not " + std::string(py::repr(item)));
+      throw TypeError(std::string(what) + " must hold integers or Symbols, not " +
+                      std::string(py::repr(item)));
     }
     result.push_back(to_expr(item, what));
   }
@@ -35,14 +36,10 @@ std::vector<int64_t> to_ints(const py::handle& object, const char* what) {
     result.push_back(to_int(object, what));
     return result;
   }
-  if (!py::isinstance<py::sequence>(object)) throw TypeError(std::string(what) + " must be an int or a tuple of ints");
+  if (!py::isinstance<py::sequence>(object))
+    throw TypeError(std::string(what) + " must be an int or a tuple of ints");
   for (auto item : py::reinterpret_borrow<py::sequence>(object)) result.push_back(to_int(item, what));
   return result;
-}
-
-std::optional<int64_t> optional_int(const py::object& object, const char* what) {
-  if (object.is_none()) return std::nullopt;
-  return to_int(object, what);
 }
 
 ElementType to_element_type(const py::handle& object) {
@@ -53,7 +50,8 @@ ElementType to_element_type(const py::handle& object) {
   std::string text = py::str(object);
   if (auto dot = text.rfind('.'); dot != std::string::npos) text = text.substr(dot + 1);
   if (auto dtype = dtype_from_name(text)) return *dtype;
-  throw TypeError("dtype must be a Tensor, a ninetoothed dtype or None, not " + std::string(py::repr(object)));
+  throw TypeError("dtype must be a Tensor, a ninetoothed dtype or None, not " +
+                  std::string(py::repr(object)));
 }
 
 py::object from_element_type(const ElementType& element) {
@@ -72,14 +70,16 @@ std::optional<SymbolAttrs> to_symbol_attrs(const py::handle& options) {
     for (const char* name : kKeys) known = known || py::str(key).cast<std::string>() == name;
     if (!known) throw ValueError("unknown shape option " + std::string(py::repr(key)));
   }
-  auto get = [&](const char* key) { return dict.contains(key) ? py::object(dict[key]) : py::object(py::none()); };
+  auto get = [&](const char* key) {
+    return dict.contains(key) ? py::object(dict[key]) : py::object(py::none());
+  };
   return symbol_attrs(get("constexpr"), get("meta"), get("lower_bound"), get("upper_bound"),
                       get("power_of_two"), "shape option");
 }
 
 TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py::object& dtype,
-                      const py::object& other, const py::object& shape_options,
-                      const py::object& constexpr_, const py::object& value, const py::object& name) {
+                      const py::object& other, const py::object& shape_options, const py::object& constexpr_,
+                      const py::object& value, const py::object& name) {
   TensorSpec spec;
   spec.ndim = optional_int(ndim, "ndim");
   if (!shape.is_none()) {
@@ -93,7 +93,8 @@ TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py:
   spec.dtype = to_element_type(dtype);
   if (!other.is_none()) spec.other = to_expr(other, "`other`");
   if (!shape_options.is_none()) {
-    size_t dims = spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
+    size_t dims =
+        spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
     if (py::isinstance<py::dict>(shape_options)) {
       spec.shape_options.assign(dims, to_symbol_attrs(shape_options));
     } else if (py::isinstance<py::sequence>(shape_options)) {
@@ -129,8 +130,7 @@ IndexItem to_index_item(const py::handle& key) {
   } else if (auto index = try_to_expr(key); index && !py::isinstance<py::float_>(key)) {
     item.index = *index;
   } else {
-    throw TypeError("tensor indices must be integers, Symbols, slices, None or ..., not " +
-                    std::string(py::str(py::type::of(key).attr("__name__"))));
+    throw TypeError("tensor indices must be integers, Symbols, slices, None or ..., not " + type_name(key));
   }
   return item;
 }
@@ -175,8 +175,8 @@ std::string describe(const Tensor& tensor) {
 void bind_tensor(py::module_& m) {
   py::enum_<DType> dtype(m, "DType", "Element types of tensors.");
   for (DType value : {DType::bfloat16, DType::float16, DType::float32, DType::float64, DType::int8,
-                      DType::int16, DType::int32, DType::int64, DType::uint8, DType::uint16,
-                      DType::uint32, DType::uint64, DType::boolean}) {
+                      DType::int16, DType::int32, DType::int64, DType::uint8, DType::uint16, DType::uint32,
+                      DType::uint64, DType::boolean}) {
     dtype.value(std::string(dtype_name(value)).c_str(), value);
   }
   dtype.def("__repr__", [](DType value) { return "ninetoothed." + std::string(dtype_name(value)); });
@@ -207,13 +207,17 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
   tensor.def_property_readonly("value", [](const Tensor& self) -> py::object {
     return self.value() ? from_expr(*self.value()) : py::none();
   });
-  tensor.def_property_readonly("strides", [](const Tensor& self) {
-    std::vector<Expr> strides;
-    for (size_t d = 0; d < self.source_ref().ndim(); ++d) strides.push_back(self.stride_symbol(d));
-    return shape_tuple(strides);
-  }, "The source tensor's stride symbols `<name>_stride_<d>`.");
+  tensor.def_property_readonly(
+      "strides",
+      [](const Tensor& self) {
+        std::vector<Expr> strides;
+        for (size_t d = 0; d < self.source_ref().ndim(); ++d) strides.push_back(self.stride_symbol(d));
+        return shape_tuple(strides);
+      },
+      "The source tensor's stride symbols `<name>_stride_<d>`.");
   tensor.def(
-      "size", [](const Tensor& self, const py::object& dim) -> py::object {
+      "size",
+      [](const Tensor& self, const py::object& dim) -> py::object {
         if (dim.is_none()) return shape_tuple(self.shape());
         int64_t d = to_int(dim, "dim");
         auto n = static_cast<int64_t>(self.ndim());
@@ -226,7 +230,8 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
       "tile",
       [](const Tensor& self, const py::object& tile_shape, const py::object& strides,
          const py::object& dilation, bool floor_mode) {
-        auto optional_exprs = [](const py::object& object, const char* what) -> std::optional<std::vector<Expr>> {
+        auto optional_exprs = [](const py::object& object,
+                                 const char* what) -> std::optional<std::vector<Expr>> {
           if (object.is_none()) return std::nullopt;
           return to_exprs(object, what);
         };
@@ -235,14 +240,21 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
       },
       py::arg("tile_shape"), py::arg("strides") = py::none(), py::arg("dilation") = py::none(),
       py::arg("floor_mode") = false);
-  tensor.def("expand", [](const Tensor& self, const py::object& shape) { return self.expand(to_exprs(shape, "shape")); },
-             py::arg("shape"));
-  tensor.def("squeeze", [](const Tensor& self, const py::object& dim) { return self.squeeze(to_ints(dim, "dim")); },
-             py::arg("dim"));
-  tensor.def("unsqueeze", [](const Tensor& self, const py::object& dim) { return self.unsqueeze(to_int(dim, "dim")); },
-             py::arg("dim"));
-  tensor.def("permute", [](const Tensor& self, const py::object& dims) { return self.permute(to_ints(dims, "dims")); },
-             py::arg("dims"));
+  tensor.def(
+      "expand",
+      [](const Tensor& self, const py::object& shape) { return self.expand(to_exprs(shape, "shape")); },
+      py::arg("shape"));
+  tensor.def(
+      "squeeze", [](const Tensor& self, const py::object& dim) { return self.squeeze(to_ints(dim, "dim")); },
+      py::arg("dim"));
+  tensor.def(
+      "unsqueeze",
+      [](const Tensor& self, const py::object& dim) { return self.unsqueeze(to_int(dim, "dim")); },
+      py::arg("dim"));
+  tensor.def(
+      "permute",
+      [](const Tensor& self, const py::object& dims) { return self.permute(to_ints(dims, "dims")); },
+      py::arg("dims"));
   tensor.def(
       "flatten",
       [](const Tensor& self, const py::object& start_dim, const py::object& end_dim) {
@@ -254,7 +266,8 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
   tensor.def(
       "pad",
       [](const Tensor& self, const py::object& pad) {
-        if (!py::isinstance<py::sequence>(pad)) throw TypeError("`pad` must be a tuple of (before, after) pairs");
+        if (!py::isinstance<py::sequence>(pad))
+          throw TypeError("`pad` must be a tuple of (before, after) pairs");
         std::vector<std::pair<Expr, Expr>> pads;
         for (auto pair : py::reinterpret_borrow<py::sequence>(pad)) {
           std::vector<Expr> values = to_exprs(pair, "a (before, after) pair");
@@ -276,14 +289,18 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
   tensor.def("eval", &evaluate, py::arg("subs") = py::none(),
              "Flat source offsets of every element (all levels' shapes joined), -1 where masked.");
   tensor.def(
-      "subs", [](const Tensor& self, const py::object& subs) { return self.substituted(to_symbol_map(subs)); },
+      "subs",
+      [](const Tensor& self, const py::object& subs) { return self.substituted(to_symbol_map(subs)); },
       py::arg("subs"), "The tensor (all levels and its source) with symbols substituted.");
   tensor.def("__repr__", [](const Tensor& self) { return describe(self); });
 
   m.def("eval", &evaluate, py::arg("tensor"), py::arg("subs") = py::none(),
         "Evaluate a symbolic tensor into a numpy array of source offsets (-1 where masked).");
   m.def(
-      "subs", [](const TensorPtr& tensor, const py::object& subs) { return tensor->substituted(to_symbol_map(subs)); },
+      "subs",
+      [](const TensorPtr& tensor, const py::object& subs) {
+        return tensor->substituted(to_symbol_map(subs));
+      },
       py::arg("tensor"), py::arg("subs"), "Substitute symbols in a symbolic tensor.");
 }
 

@@ -14,22 +14,23 @@ struct Found {
   DeviceInfo info;
 };
 
-std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+// A string property through an OpenCL `clGet*Info` query (size first, then text).
+template <typename Object, typename Info, typename Query>
+std::string info_string(Query query, const char* call, Object object, Info what) {
   size_t size = 0;
-  check(clGetPlatformInfo(platform, what, 0, nullptr, &size), "clGetPlatformInfo");
+  check(query(object, what, 0, nullptr, &size), call);
   std::string text(size, '\0');
-  check(clGetPlatformInfo(platform, what, size, text.data(), nullptr), "clGetPlatformInfo");
+  check(query(object, what, size, text.data(), nullptr), call);
   while (!text.empty() && text.back() == '\0') text.pop_back();
   return text;
 }
 
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  return info_string(clGetPlatformInfo, "clGetPlatformInfo", platform, what);
+}
+
 std::string device_string(cl_device_id device, cl_device_info what) {
-  size_t size = 0;
-  check(clGetDeviceInfo(device, what, 0, nullptr, &size), "clGetDeviceInfo");
-  std::string text(size, '\0');
-  check(clGetDeviceInfo(device, what, size, text.data(), nullptr), "clGetDeviceInfo");
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
+  return info_string(clGetDeviceInfo, "clGetDeviceInfo", device, what);
 }
 
 template <typename T>
