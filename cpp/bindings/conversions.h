@@ -41,5 +41,7 @@ SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta, c
 
 void bind_symbol(py::module_& m);
 void bind_tensor(py::module_& m);
+void bind_kernel(py::module_& m);
+void bind_device(py::module_& m);
 
 }  // namespace nt::bindings

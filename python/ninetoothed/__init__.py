@@ -5,6 +5,7 @@ The names here mirror upstream NineToothed's documented API. `Symbol` and
 """
 
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
+from ninetoothed.kernel import jit, make
 
 bfloat16 = DType.bfloat16
 float16 = DType.float16
@@ -22,6 +23,8 @@ uint64 = DType.uint64
 __all__ = [
     "Symbol",
     "Tensor",
+    "make",
+    "jit",
     "block_size",
     "eval",
     "subs",

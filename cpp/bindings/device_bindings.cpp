@@ -1,0 +1,36 @@
+// Bindings of OpenCL device choice: conversion only.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/conversions.h"
+#include "runtime/device.h"
+
+namespace nt::bindings {
+
+namespace {
+
+py::dict info_dict(const DeviceInfo& d) {
+  py::dict out;
+  out["index"] = d.index;
+  out["platform"] = d.platform;
+  out["name"] = d.name;
+  out["version"] = d.version;
+  out["is_cpu"] = d.is_cpu;
+  out["has_fp64"] = d.has_fp64;
+  out["compute_units"] = d.compute_units;
+  return out;
+}
+
+}  // namespace
+
+void bind_device(py::module_& m) {
+  m.def("list_devices", [] {
+    py::list out;
+    for (const DeviceInfo& d : list_devices()) out.append(info_dict(d));
+    return out;
+  });
+  m.def("current_device", [] { return info_dict(current_device()->info()); });
+  m.def("select_device", [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
+}
+
+}  // namespace nt::bindings

@@ -1,0 +1,24 @@
+// Symbolic expressions as OpenCL C.
+//
+// In: an Expr over index variables, sizes, strides and constexpr/meta symbols
+// (all `long` in the generated code, constexpr/meta symbols are macros) and
+// what is known about them. Out: a C expression with Python's meaning:
+// `//` and `%` become plain `/` and `%` where the operands are proved
+// non-negative and positive, and the helpers nt_floordiv/nt_floormod
+// otherwise; `min`/`max` the helpers nt_min/nt_max; floats C literals.
+#pragma once
+
+#include <string>
+
+#include "symbolic/expr.h"
+#include "symbolic/simplify.h"
+#include "tensor/dtype.h"
+
+namespace nt::codegen {
+
+std::string c_expr(const Expr& e, const BoundsEnv& env);
+
+// A constant as a C literal of `dtype`'s compute type (inf and nan included).
+std::string c_literal(const Expr& value, DType dtype);
+
+}  // namespace nt::codegen

@@ -1,0 +1,52 @@
+// OpenCL C for a kernel.
+//
+// In: a lowered Kernel (single-use Lets already inlined, see
+// lower/inline_lets.h). Out: one OpenCL C source with one `__kernel`, and
+// the list of its arguments in order, which the launcher fills.
+//
+// The mapping, node by node (see docs/architecture.md):
+// - programs: the ProgramLayout prologue (one program per work-item);
+// - a statement over a block is one loop nest over the block's shape whose
+//   body is the C expression of the value's element (elementwise trees are
+//   fused); if the loads and the store have conditions that are monotone in
+//   the element indices, the nest is emitted twice: a mask-free fast path
+//   taken when the block's corners are in bounds, and a masked path;
+// - materialised values (remaining Lets, locals, reductions, dot operands and
+//   results) are private arrays `CT name[size]`, sized by constexpr/meta
+//   macros;
+// - float16 and bfloat16 are loaded and stored through conversions
+//   (vload_half/vstore_half_rte, bit shifts for bfloat16) and computed in
+//   float; constexpr and meta symbols are macros given with -D at build.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace nt::codegen {
+
+struct KernelArg {
+  enum class Kind { Buffer, Offset, Size, Stride, Scalar };
+  Kind kind;
+  int param = -1;
+  int dim = -1;
+  std::string symbol;  // Size/Stride: the symbol's name
+};
+
+struct KernelSource {
+  std::string name;  // of the __kernel function
+  std::string source;
+  std::vector<KernelArg> args;
+  std::map<std::string, SymbolAttrs> symbols;  // constexpr/meta symbols used: macros given with -D
+};
+
+// The macro that, defined to 1 at build, makes a stride symbol the constant 1.
+std::string unit_stride_macro(const std::string& stride_symbol);
+// The macro holding a constexpr scalar parameter's value.
+std::string constexpr_param_macro(int param);
+
+KernelSource generate_opencl(const ir::Kernel& kernel);
+
+}  // namespace nt::codegen

@@ -1,0 +1,287 @@
+#include "driver/compiled_kernel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "ir/builder.h"
+#include "ir/verifier.h"
+#include "lower/inline_lets.h"
+#include "runtime/program.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt {
+
+namespace {
+
+// Elements one block may hold in the default configuration.
+constexpr int64_t kDefaultBlockBudget = 4096;
+
+std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
+  try {
+    return substitute(e, values).as_int();
+  } catch (const ZeroDivisionError&) {
+    return std::nullopt;
+  }
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+void collect_symbols(const Expr& e, std::map<std::string, SymbolAttrs>& out) {
+  for (const Expr& v : collect_vars(e)) {
+    if (v->attrs.constexpr_ || v->attrs.meta) out.emplace(v->name, v->attrs);
+  }
+}
+
+void collect_written(const ir::StmtList& stmts, std::vector<bool>& written) {
+  for (const ir::Stmt& s : stmts) {
+    if (s->kind == ir::StmtKind::Store) written[s->param] = true;
+    collect_written(s->body, written);
+    collect_written(s->orelse, written);
+  }
+}
+
+}  // namespace
+
+CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
+  ir::verify(traced);
+  lowered_ = lower::inline_lets(traced);
+  ir::verify(lowered_);
+  source_ = codegen::generate_opencl(lowered_);
+  symbols_ = source_.symbols;
+  for (const ir::Param& p : lowered_.params) {
+    if (!p.scalar) {
+      for (const Expr& s : p.arranged->shape()) collect_symbols(s, symbols_);
+    }
+  }
+  for (const auto& [name, attrs] : symbols_) {
+    (attrs.meta ? meta_symbols_ : constexpr_symbols_).push_back(name);
+  }
+  written_.assign(lowered_.params.size(), false);
+  collect_written(lowered_.body, written_);
+
+  // Default configuration: every meta symbol as large as its bounds allow
+  // (at most 1024), then the largest halved while a block holds more than
+  // the budget.
+  for (const std::string& name : meta_symbols_) {
+    const SymbolAttrs& a = symbols_.at(name);
+    int64_t hi = std::min<int64_t>(a.upper_bound.value_or(1024), 1024);
+    int64_t lo = a.lower_bound.value_or(1);
+    int64_t v = std::max(hi, lo);
+    if (a.power_of_two) {
+      int64_t p = 1;
+      while (p * 2 <= v) p *= 2;
+      v = p < lo ? v : p;
+    }
+    default_config_[name] = v;
+  }
+  for (int round = 0; round < 64; ++round) {
+    int64_t worst = 0;
+    std::string worst_symbol;
+    for (const ir::Param& p : lowered_.params) {
+      if (p.scalar) continue;
+      int64_t elements = 1;
+      std::string largest;
+      for (const Expr& s : p.block_shape()) {
+        SymbolMap values;
+        bool pure_meta = true;
+        for (const Expr& v : collect_vars(s)) {
+          auto it = default_config_.find(v->name);
+          if (it == default_config_.end()) pure_meta = false;
+          else values.emplace(v->name, Expr(it->second));
+        }
+        if (!pure_meta) continue;
+        auto n = evaluate(s, values);
+        if (!n) continue;
+        elements *= std::max<int64_t>(*n, 1);
+        for (const Expr& v : collect_vars(s)) {
+          if (largest.empty() || default_config_[v->name] > default_config_[largest]) largest = v->name;
+        }
+      }
+      if (elements > worst && !largest.empty()) worst = elements, worst_symbol = largest;
+    }
+    if (worst <= kDefaultBlockBudget) break;
+    const SymbolAttrs& a = symbols_.at(worst_symbol);
+    int64_t& v = default_config_[worst_symbol];
+    if (v / 2 < a.lower_bound.value_or(1)) break;
+    v /= 2;
+  }
+}
+
+double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
+                              const std::optional<SymbolValues>& config) {
+  const auto& params = lowered_.params;
+  if (args.size() != params.size()) {
+    throw TypeError("the kernel takes " + std::to_string(params.size()) + " arguments, got " +
+                    std::to_string(args.size()));
+  }
+  SymbolMap values;
+  std::vector<std::string> options;
+  // Constexpr and meta symbols.
+  for (const std::string& name : constexpr_symbols_) {
+    auto it = constexpr_values.find(name);
+    if (it == constexpr_values.end()) {
+      throw TypeError("missing a value for the constexpr symbol '" + name + "': pass it by keyword, e.g. " + name +
+                      "=...");
+    }
+    values.emplace(name, Expr(it->second));
+  }
+  const SymbolValues& meta = config ? *config : default_config_;
+  for (const std::string& name : meta_symbols_) {
+    auto it = meta.find(name);
+    if (it == meta.end()) throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
+    values.emplace(name, Expr(it->second));
+  }
+  for (const auto& [name, attrs] : symbols_) {
+    int64_t v = *values.at(name).as_int();
+    if ((attrs.lower_bound && v < *attrs.lower_bound) || (attrs.upper_bound && v > *attrs.upper_bound)) {
+      throw ValueError("'" + name + "' = " + std::to_string(v) + " is outside its bounds [" +
+                       (attrs.lower_bound ? std::to_string(*attrs.lower_bound) : "") + ", " +
+                       (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");
+    }
+    options.push_back("-D" + name + "=" + std::to_string(v));
+  }
+  // Sizes and strides of the tensors; constexpr scalars.
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::Param& p = params[i];
+    if (p.scalar) {
+      if (!std::holds_alternative<ScalarArg>(args[i])) {
+        throw TypeError("argument " + std::to_string(i) + " ('" + p.name + "') must be a scalar");
+      }
+      if (p.constexpr_) {
+        const auto& s = std::get<ScalarArg>(args[i]);
+        char text[64];
+        if (s.is_float) std::snprintf(text, sizeof text, "%.17g", s.float_value);
+        else std::snprintf(text, sizeof text, "%lld", static_cast<long long>(s.int_value));
+        options.push_back("-D" + codegen::constexpr_param_macro(static_cast<int>(i)) + "=" + text);
+      }
+      continue;
+    }
+    if (!std::holds_alternative<TensorArg>(args[i])) {
+      throw TypeError("argument " + std::to_string(i) + " ('" + p.name + "') must be a tensor");
+    }
+    const auto& t = std::get<TensorArg>(args[i]);
+    const Tensor& src = p.arranged->source_ref();
+    if (t.shape.size() != src.ndim() || t.strides.size() != src.ndim()) {
+      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " +
+                       std::to_string(src.ndim()) + " dimensions, got " + std::to_string(t.shape.size()));
+    }
+    for (size_t d = 0; d < src.ndim(); ++d) {
+      const Expr& size = src.shape()[d];
+      if (size.is_var()) {
+        auto [it, inserted] = values.emplace(size->name, Expr(t.shape[d]));
+        if (!inserted && it->second.as_int() != t.shape[d]) {
+          throw ValueError("'" + size->name + "' is " + to_python(it->second) + " but argument " +
+                           std::to_string(i) + " has size " + std::to_string(t.shape[d]) + " in dimension " +
+                           std::to_string(d));
+        }
+      } else if (auto n = evaluate(size, values); n && *n != t.shape[d]) {
+        throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have size " +
+                         std::to_string(*n) + " in dimension " + std::to_string(d) + ", got " +
+                         std::to_string(t.shape[d]));
+      }
+      values.emplace(src.stride_symbol(d)->name, Expr(t.strides[d]));
+    }
+  }
+  // The outermost shapes agree: that many programs.
+  std::vector<int64_t> grid;
+  int first = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::Param& p = params[i];
+    if (p.scalar) continue;
+    std::vector<int64_t> shape;
+    for (const Expr& s : p.arranged->shape()) {
+      auto n = evaluate(s, values);
+      if (!n) {
+        throw ValueError("cannot evaluate the outermost shape of '" + p.name + "': " + to_python(s));
+      }
+      shape.push_back(std::max<int64_t>(*n, 0));
+    }
+    if (first < 0) {
+      first = static_cast<int>(i);
+      grid = shape;
+    } else if (shape != grid) {
+      throw ValueError("the arranged tensors' outermost shapes differ: '" + params[first].name + "' has " +
+                       shape_text(grid) + " but '" + p.name + "' has " + shape_text(shape));
+    }
+  }
+  size_t num_programs = 1;
+  for (int64_t n : grid) num_programs *= static_cast<size_t>(n);
+  if (num_programs == 0) return 0.0;
+
+  for (const codegen::KernelArg& a : source_.args) {
+    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
+    if (values.at(a.symbol).as_int() == 1) options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
+  }
+  std::string joined;
+  for (const std::string& o : options) joined += o + " ";
+  joined += "-cl-mad-enable";
+
+  if (!device_) device_ = current_device();
+  auto it = built_.find(joined);
+  if (it == built_.end()) {
+    ClProgram program = ProgramCache::instance().get(*device_, source_.source, joined);
+    Built b{std::make_unique<KernelLauncher>(device_, program, source_.name)};
+    it = built_.emplace(joined, std::move(b)).first;
+  }
+  KernelLauncher& launcher = *it->second.launcher;
+
+  for (size_t k = 0; k < source_.args.size(); ++k) {
+    const codegen::KernelArg& a = source_.args[k];
+    cl_uint index = static_cast<cl_uint>(k);
+    const ir::Param& p = params[a.param];
+    switch (a.kind) {
+      case codegen::KernelArg::Kind::Buffer: {
+        const auto& t = std::get<TensorArg>(args[a.param]);
+        int64_t lo = 0, hi = 0;
+        bool empty = false;
+        for (size_t d = 0; d < t.shape.size(); ++d) {
+          if (t.shape[d] == 0) empty = true;
+          int64_t extent = (t.shape[d] - 1) * t.strides[d];
+          (extent < 0 ? lo : hi) += extent;
+        }
+        int64_t item = dtype_bytes(p.dtype);
+        char* base = static_cast<char*>(t.data) + lo * item;
+        launcher.set_buffer(index, base, empty ? 0 : static_cast<size_t>((hi - lo + 1) * item), written_[a.param]);
+        cl_long offset = -lo;
+        launcher.set_scalar<cl_long>(index + 1, offset);
+        break;
+      }
+      case codegen::KernelArg::Kind::Offset: break;  // set with its buffer
+      case codegen::KernelArg::Kind::Size:
+      case codegen::KernelArg::Kind::Stride:
+        launcher.set_scalar<cl_long>(index, *values.at(a.symbol).as_int());
+        break;
+      case codegen::KernelArg::Kind::Scalar: {
+        const auto& s = std::get<ScalarArg>(args[a.param]);
+        switch (p.dtype) {
+          case DType::float64: launcher.set_scalar<cl_double>(index, s.is_float ? s.float_value : s.int_value); break;
+          case DType::float32:
+          case DType::float16:
+          case DType::bfloat16:
+            launcher.set_scalar<cl_float>(index, static_cast<float>(s.is_float ? s.float_value : s.int_value));
+            break;
+          case DType::int8: launcher.set_scalar<cl_char>(index, static_cast<cl_char>(s.int_value)); break;
+          case DType::uint8: launcher.set_scalar<cl_uchar>(index, static_cast<cl_uchar>(s.int_value)); break;
+          case DType::int16: launcher.set_scalar<cl_short>(index, static_cast<cl_short>(s.int_value)); break;
+          case DType::uint16: launcher.set_scalar<cl_ushort>(index, static_cast<cl_ushort>(s.int_value)); break;
+          case DType::int32:
+          case DType::boolean: launcher.set_scalar<cl_int>(index, static_cast<cl_int>(s.int_value)); break;
+          case DType::uint32: launcher.set_scalar<cl_uint>(index, static_cast<cl_uint>(s.int_value)); break;
+          case DType::int64: launcher.set_scalar<cl_long>(index, static_cast<cl_long>(s.int_value)); break;
+          case DType::uint64: launcher.set_scalar<cl_ulong>(index, static_cast<cl_ulong>(s.int_value)); break;
+        }
+        break;
+      }
+    }
+  }
+  return launcher.launch(num_programs);
+}
+
+}  // namespace nt

@@ -1,0 +1,82 @@
+// Building kernel IR with types inferred.
+//
+// In: what the frontend traces (operations on blocks, statements in program
+// order). Out: well-typed Values and a Kernel. Binary operations promote
+// dtypes (a Python number takes its partner's dtype; float beats int; the
+// wider type wins; float16 with bfloat16 is float32) and broadcast shapes by
+// numpy rules, inserting ExpandDims/Broadcast so that every operand of a
+// Binary/Where has the result's shape. Errors (shapes that do not broadcast,
+// a dot of mismatched blocks, ...) throw ValueError/TypeError with a message
+// for the user.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace nt::ir {
+
+// Values that need no kernel context.
+Value constant(const Expr& value);                         // weak int/float/bool, or an integer expression
+Value typed_constant(const Expr& value, DType dtype);      // a scalar of `dtype`
+Value loop_var(const std::string& name);
+Value arange(const Expr& start, const Expr& end);
+Value full(const std::vector<Expr>& shape, const Value& scalar, DType dtype);
+Value unary(UnaryFn fn, const Value& x);
+Value binary(BinaryFn fn, const Value& a, const Value& b);
+Value where(const Value& condition, const Value& a, const Value& b);
+Value cast(const Value& x, DType dtype);
+Value expand_dims(const Value& x, int axis);
+Value broadcast_to(const Value& x, const std::vector<Expr>& shape);
+Value trans(const Value& x);
+Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dims);
+Value dot(const Value& a, const Value& b);
+
+// The dtype two operands compute in.
+DType promote(const Type& a, const Type& b);
+// The shape two shapes broadcast to (numpy rules), or ValueError.
+std::vector<Expr> broadcast_shapes(const std::vector<Expr>& a, const std::vector<Expr>& b);
+bool same_size(const Expr& a, const Expr& b);
+std::string shape_string(const std::vector<Expr>& shape);
+
+class Builder {
+ public:
+  explicit Builder(std::string kernel_name);
+
+  // Parameters, in the application's order.
+  int add_param(Param param);
+  const Param& param(int index) const { return kernel_.params.at(index); }
+
+  Value load(int param, const std::vector<Value>& indices);
+  Value scalar_param(int param);
+
+  // Statements, appended to the innermost open block.
+  Value let(const Value& value);                   // returns the LetRef
+  int declare_local(const Value& initial);         // a mutable local of the value's type
+  Value local_ref(int id) const;
+  void assign(int id, const Value& value);         // cast/broadcast to the local's type
+  void store(int param, const std::vector<Value>& indices, const Value& value);
+  void begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step);
+  void end_for();
+  void begin_if(const Value& condition);
+  void begin_else();
+  void end_if();
+
+  // The finished kernel (all blocks closed).
+  Kernel finish();
+
+ private:
+  struct Open {
+    StmtNode stmt;  // For or If being built
+    bool in_else = false;
+  };
+  StmtList& current();
+  void append(Stmt stmt);
+
+  Kernel kernel_;
+  std::vector<Open> open_;
+};
+
+}  // namespace nt::ir

@@ -1,0 +1,129 @@
+// The kernel IR: what one program of a kernel does with its blocks.
+//
+// Block-level and imperative, close to what an application says. A Value is
+// an immutable, shared node computing a block (a scalar is a 0-d block) of one
+// dtype; its shape is a list of Exprs over integers and constexpr/meta symbols,
+// so block sizes stay symbolic until a configuration is compiled. A Stmt is an
+// immutable statement: binding a name (Let), declaring and assigning a mutable
+// local (loop-carried values), storing into an arranged tensor, `for`, `if`.
+// A Kernel is the parameters (arranged tensors and scalars) and a body.
+//
+// Values are built through builder.h, which infers types (promotion of
+// dtypes, numpy broadcasting made explicit with ExpandDims/Broadcast), so every
+// Binary/Where has operands of its own shape. Passes rewrite IR with the
+// Mutator (mutator.h); IRPrinter (printer.h) shows it for debugging.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "symbolic/expr.h"
+#include "tensor/dtype.h"
+#include "tensor/tensor.h"
+
+namespace nt::ir {
+
+struct Type {
+  DType dtype = DType::float32;
+  std::vector<Expr> shape;  // empty: a scalar
+  bool weak = false;        // a Python number: takes the other operand's dtype
+
+  bool is_scalar() const { return shape.empty(); }
+  size_t ndim() const { return shape.size(); }
+};
+
+enum class ValueKind {
+  Constant,     // expr: an int/float/bool constant or an integer expression over symbols
+  ScalarParam,  // param: a 0-dim tensor parameter
+  Load,         // param; operands: indices of the middle level (empty for two levels)
+  LoopVar,      // name: the variable of an enclosing For
+  LetRef,       // id: the value bound by Let `id`
+  LocalRef,     // id: the current value of local `id`
+  Arange,       // expr .. expr2 (constants or constexpr expressions)
+  Full,         // operands[0]: a scalar, filling type.shape
+  Unary,        // op: UnaryFn
+  Binary,       // op: BinaryFn (operands have the result's shape)
+  Where,        // operands: condition, a, b (all the result's shape)
+  Cast,         // operands[0] converted to type.dtype
+  ExpandDims,   // axis: a new dimension of size 1
+  Broadcast,    // operands[0] with size-1 dimensions stretched to type.shape
+  Trans,        // a 2-D block transposed
+  Reduce,       // op: ReduceFn; axis (-1: everything); keep_dims
+  Dot,          // operands: a (M x K), b (K x N)
+};
+
+enum class UnaryFn { Neg, Not, BitNot, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Sigmoid, Sin, Cos, Tanh, Erf, Floor, Ceil };
+enum class BinaryFn {
+  Add, Sub, Mul, Div, FloorDiv, Mod,
+  Lt, Le, Gt, Ge, Eq, Ne,
+  LogicalAnd, LogicalOr, BitAnd, BitOr, BitXor,
+  Maximum, Minimum, Pow,
+};
+enum class ReduceFn { Sum, Max, Min, ArgMax, ArgMin };
+
+const char* unary_fn_name(UnaryFn fn);
+const char* binary_fn_name(BinaryFn fn);
+const char* reduce_fn_name(ReduceFn fn);
+bool is_comparison(BinaryFn fn);
+
+struct ValueNode;
+using Value = std::shared_ptr<const ValueNode>;
+
+struct ValueNode {
+  ValueKind kind;
+  Type type;
+  std::vector<Value> operands;
+  Expr expr, expr2;  // Constant; Arange bounds
+  int param = -1;    // ScalarParam, Load
+  int id = -1;       // LetRef, LocalRef
+  int op = 0;        // UnaryFn / BinaryFn / ReduceFn
+  int axis = -1;     // ExpandDims, Reduce
+  bool keep_dims = false;
+  std::string name;  // LoopVar
+};
+
+enum class StmtKind { Let, DeclareLocal, Assign, Store, For, If };
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+using StmtList = std::vector<Stmt>;
+
+struct StmtNode {
+  StmtKind kind;
+  int id = -1;       // Let, DeclareLocal, Assign
+  int param = -1;    // Store
+  Value value;       // Let, DeclareLocal (initial value), Assign, Store; If: the condition
+  std::vector<Value> indices;  // Store: indices of the middle level
+  std::string var;   // For
+  Value start, stop, step;     // For
+  StmtList body, orelse;       // For: body; If: both branches
+};
+
+// A parameter of the kernel: an arranged tensor (ndim >= 1) or a scalar.
+struct Param {
+  std::string name;      // as in the application
+  TensorPtr arranged;    // the outermost level
+  DType dtype = DType::float32;  // element dtype
+  bool scalar = false;   // a 0-dim tensor
+  bool constexpr_ = false;  // constexpr 0-dim: its value is a macro
+
+  // The levels under the outermost (middle levels, then the block).
+  std::vector<const Tensor*> inner_levels() const;
+  // The innermost level's shape: the block one Load yields.
+  std::vector<Expr> block_shape() const;
+  // The level under the outermost: what indices of a Load address when there
+  // are three levels or more (empty for two levels).
+  std::vector<Expr> middle_shape() const;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Param> params;
+  StmtList body;
+  std::vector<Type> let_types;    // by Let id
+  std::vector<Type> local_types;  // by local id
+};
+
+}  // namespace nt::ir

@@ -1,0 +1,39 @@
+// ProgramLayout: how the programs of a kernel map onto OpenCL work-items.
+//
+// This is the one place that decides it; nothing else may assume it. The
+// first layout is one program per work-item over a 1-D grid: work-item `g`
+// runs the program whose index in the outermost shape (s0, ..., sn-1) has the
+// digits `nt_pid_0 .. nt_pid_{n-1}` (row-major, the last digit fastest), and
+// it walks every element of its blocks itself in loop nests. A GPU layout (a
+// work-group per program, block elements spread over work-items) would
+// replace this component alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "symbolic/expr.h"
+#include "symbolic/simplify.h"
+
+namespace nt::lower {
+
+class ProgramLayout {
+ public:
+  explicit ProgramLayout(std::vector<Expr> outermost_shape);
+
+  const std::vector<Expr>& outermost_shape() const { return shape_; }
+  // The program-id digit of dimension `d` as a symbol (`nt_pid_<d>`).
+  Expr program_index(size_t d) const;
+  // What is known about the digits: 0 <= nt_pid_d <= s_d - 1.
+  void add_bounds(BoundsEnv& env) const;
+  // OpenCL C statements declaring the digits (`print` turns an Expr into C).
+  std::vector<std::string> prologue(const std::vector<std::string>& printed_shape) const;
+  // The global and local work sizes for `num_programs` programs.
+  size_t global_size(size_t num_programs) const { return num_programs; }
+  size_t local_size() const { return 1; }
+
+ private:
+  std::vector<Expr> shape_;
+};
+
+}  // namespace nt::lower

@@ -1,0 +1,192 @@
+#include "lower/tensor_access.h"
+
+#include "support/errors.h"
+#include "symbolic/substitute.h"
+#include "tensor/index_map.h"
+
+namespace nt::lower {
+
+namespace {
+
+enum class Direction { Const, Up, Down, Unknown };
+
+Direction flip(Direction d) {
+  return d == Direction::Up ? Direction::Down : d == Direction::Down ? Direction::Up : d;
+}
+
+Direction combine(Direction a, Direction b) {
+  if (a == Direction::Const) return b;
+  if (b == Direction::Const || a == b) return a;
+  return Direction::Unknown;
+}
+
+bool mentions(const Expr& e, const std::string& name) {
+  for (const Expr& v : collect_vars(e)) {
+    if (v->name == name) return true;
+  }
+  return false;
+}
+
+// How `e` changes as the symbol `name` grows (others fixed).
+Direction direction(const Expr& e, const std::string& name, const BoundsEnv& env) {
+  if (!mentions(e, name)) return Direction::Const;
+  switch (e->kind) {
+    case ExprKind::Var: return Direction::Up;
+    case ExprKind::Unary:
+      return e->unary_op == UnaryOp::Neg ? flip(direction(e->operands[0], name, env)) : Direction::Unknown;
+    case ExprKind::Binary: {
+      const Expr& a = e->operands[0];
+      const Expr& b = e->operands[1];
+      switch (e->binary_op) {
+        case BinaryOp::Add: return combine(direction(a, name, env), direction(b, name, env));
+        case BinaryOp::Sub: return combine(direction(a, name, env), flip(direction(b, name, env)));
+        case BinaryOp::Min:
+        case BinaryOp::Max: return combine(direction(a, name, env), direction(b, name, env));
+        case BinaryOp::Mul: {
+          for (int k = 0; k < 2; ++k) {
+            const Expr& factor = e->operands[k];
+            const Expr& other = e->operands[1 - k];
+            if (mentions(factor, name)) continue;
+            Interval bounds = bounds_of(factor, env);
+            Direction d = direction(other, name, env);
+            if (bounds.lo && *bounds.lo >= 0) return d;
+            if (bounds.hi && *bounds.hi <= 0) return flip(d);
+          }
+          return Direction::Unknown;
+        }
+        case BinaryOp::FloorDiv: {
+          if (mentions(b, name)) return Direction::Unknown;
+          Interval bounds = bounds_of(b, env);
+          if (bounds.lo && *bounds.lo > 0) return direction(a, name, env);
+          return Direction::Unknown;
+        }
+        default: return Direction::Unknown;
+      }
+    }
+    default: return Direction::Unknown;
+  }
+}
+
+bool is_ordering(const Expr& c) {
+  return c->kind == ExprKind::Binary && (c->binary_op == BinaryOp::Lt || c->binary_op == BinaryOp::Le ||
+                                         c->binary_op == BinaryOp::Gt || c->binary_op == BinaryOp::Ge);
+}
+
+void split_conjunction(const Expr& c, std::vector<Expr>& out) {
+  if (c->kind == ExprKind::Binary && (c->binary_op == BinaryOp::And || c->binary_op == BinaryOp::BitAnd)) {
+    split_conjunction(c->operands[0], out);
+    split_conjunction(c->operands[1], out);
+  } else {
+    out.push_back(c);
+  }
+}
+
+}  // namespace
+
+Expr element_index(size_t d) {
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  return var("nt_e_" + std::to_string(d), attrs);
+}
+
+void add_element_bounds(BoundsEnv& env, const std::vector<Expr>& block_shape) {
+  for (size_t d = 0; d < block_shape.size(); ++d) {
+    std::string name = "nt_e_" + std::to_string(d);
+    Interval size = bounds_of(block_shape[d], env);
+    env.set(name, 0, size.hi ? std::optional<int64_t>(*size.hi - 1) : std::nullopt);
+    env.set_symbolic(name, Expr(0), sub(block_shape[d], 1));
+  }
+}
+
+std::vector<Expr> TensorAccess::conditions() const {
+  std::vector<Expr> all = hoistable;
+  all.insert(all.end(), per_element.begin(), per_element.end());
+  return all;
+}
+
+Expr TensorAccess::offset_at(const std::vector<Expr>& index) const {
+  SymbolMap m;
+  for (size_t d = 0; d < index.size(); ++d) m.emplace("nt_e_" + std::to_string(d), index[d]);
+  return substitute(offset, m);
+}
+
+std::vector<Expr> TensorAccess::conditions_at(const std::vector<Expr>& index, bool fast) const {
+  SymbolMap m;
+  for (size_t d = 0; d < index.size(); ++d) m.emplace("nt_e_" + std::to_string(d), index[d]);
+  std::vector<Expr> out;
+  if (!fast) {
+    for (const Expr& c : hoistable) out.push_back(substitute(c, m));
+  }
+  for (const Expr& c : per_element) out.push_back(substitute(c, m));
+  return out;
+}
+
+TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
+                          const std::vector<Expr>& middle_indices, const BoundsEnv& outer_env) {
+  const Tensor& arranged = *param.arranged;
+  std::vector<const Tensor*> levels = arranged.levels();
+  if (levels.size() < 2 || levels.size() > 3) {
+    throw ValueError("'" + param.name + "' has " + std::to_string(levels.size()) +
+                     " levels; kernels support arranged tensors of two or three levels");
+  }
+  const Tensor* block = levels.back();
+  SourceAccess source = resolve_source_access(arranged);
+
+  SymbolMap replacements;
+  const auto& outer = levels.front()->indices();
+  for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, layout.program_index(d));
+  if (levels.size() == 3) {
+    const auto& middle = levels[1]->indices();
+    if (middle_indices.size() != middle.size()) throw std::logic_error("lower_access: wrong number of indices");
+    for (size_t d = 0; d < middle.size(); ++d) replacements.emplace(middle[d]->name, middle_indices[d]);
+  }
+  for (size_t d = 0; d < block->indices().size(); ++d) replacements.emplace(block->indices()[d]->name, element_index(d));
+
+  BoundsEnv env = outer_env;
+  layout.add_bounds(env);
+  add_element_bounds(env, block->shape());
+
+  TensorAccess access;
+  access.block_shape = block->shape();
+  const Tensor& src = arranged.source_ref();
+  Expr offset = Expr(0);
+  for (size_t d = 0; d < source.coordinates.size(); ++d) {
+    offset = add(offset, mul(substitute(source.coordinates[d], replacements), src.stride_symbol(d)));
+  }
+  access.offset = simplify(offset, env);
+  for (const Expr& condition : source.conditions) {
+    std::vector<Expr> parts;
+    split_conjunction(simplify(substitute(condition, replacements), env), parts);
+    for (const Expr& c : parts) {
+      if (c->kind == ExprKind::Bool) {
+        if (!c->int_value) access.never = true;
+        continue;
+      }
+      // `a < b` (etc.) holds over the block iff it holds at the corner where
+      // `a - b` is largest (smallest for > and >=).
+      bool hoistable = is_ordering(c);
+      SymbolMap corner;
+      if (hoistable) {
+        Expr diff = sub(c->operands[0], c->operands[1]);
+        bool want_max = c->binary_op == BinaryOp::Lt || c->binary_op == BinaryOp::Le;
+        for (size_t d = 0; hoistable && d < access.block_shape.size(); ++d) {
+          std::string name = "nt_e_" + std::to_string(d);
+          Direction dir = direction(diff, name, env);
+          hoistable = dir != Direction::Unknown;
+          if (dir == Direction::Up || dir == Direction::Down) {
+            corner.emplace(name, (dir == Direction::Up) == want_max ? sub(access.block_shape[d], 1) : Expr(0));
+          }
+        }
+      }
+      if (hoistable) {
+        access.hoistable.push_back(c);
+        access.block_test.push_back(simplify(substitute(c, corner), env));
+      } else {
+        access.per_element.push_back(c);
+      }
+    }
+  }
+  return access;
+}
+
+}  // namespace nt::lower

@@ -1,0 +1,145 @@
+"""The application language (`import ninetoothed.language as ntl`).
+
+Each name here is what an application may call on its blocks while it is
+traced; the functions only forward to the compiler core, where their meaning
+(dtype promotion, broadcasting, code generation) lives. Python numbers are
+weakly typed: they take the dtype of the block they meet.
+"""
+
+from ninetoothed import _core
+from ninetoothed._core import DType
+
+bfloat16 = DType.bfloat16
+float16 = DType.float16
+float32 = DType.float32
+float64 = DType.float64
+int8 = DType.int8
+int16 = DType.int16
+int32 = DType.int32
+int64 = DType.int64
+uint8 = DType.uint8
+uint16 = DType.uint16
+uint32 = DType.uint32
+uint64 = DType.uint64
+
+
+def _block(x):
+    """A block from a parameter, a block, a number or a Symbol."""
+    as_block = getattr(x, "_ninetoothed_block", None)
+    return as_block() if as_block is not None else x
+
+
+def zeros(shape, dtype=float32):
+    """A block of `shape` filled with zeros."""
+    return _core.block_full(shape, 0, dtype)
+
+
+def full(shape, value, dtype=float32):
+    """A block of `shape` filled with `value`."""
+    return _core.block_full(shape, _block(value), dtype)
+
+
+def arange(start, end):
+    """The int32 block `[start, start + 1, ..., end - 1]` (constant bounds)."""
+    return _core.block_arange(start, end)
+
+
+def dot(input, other):
+    """The matrix product of two 2-D blocks; floats accumulate in float32."""
+    return _core.block_dot(_block(input), _block(other))
+
+
+def trans(input):
+    """A 2-D block transposed."""
+    return _core.block_trans(_block(input))
+
+
+def sum(input, axis=None, keep_dims=False):
+    """The sum over `axis` (everything when None)."""
+    return _core.block_reduce("sum", _block(input), axis, keep_dims)
+
+
+def max(input, axis=None, keep_dims=False):
+    """The maximum over `axis` (everything when None)."""
+    return _core.block_reduce("max", _block(input), axis, keep_dims)
+
+
+def min(input, axis=None, keep_dims=False):
+    """The minimum over `axis` (everything when None)."""
+    return _core.block_reduce("min", _block(input), axis, keep_dims)
+
+
+def argmax(input, axis=None, keep_dims=False):
+    """The index of the maximum over `axis` (flat index when None)."""
+    return _core.block_reduce("argmax", _block(input), axis, keep_dims)
+
+
+def argmin(input, axis=None, keep_dims=False):
+    """The index of the minimum over `axis` (flat index when None)."""
+    return _core.block_reduce("argmin", _block(input), axis, keep_dims)
+
+
+def maximum(x, y):
+    """The elementwise maximum."""
+    return _core.block_binary("maximum", _block(x), _block(y))
+
+
+def minimum(x, y):
+    """The elementwise minimum."""
+    return _core.block_binary("minimum", _block(x), _block(y))
+
+
+def where(condition, x, y):
+    """`x` where `condition` holds, else `y` (broadcast together)."""
+    return _core.block_where(_block(condition), _block(x), _block(y))
+
+
+def cast(input, dtype):
+    """`input` converted to `dtype`."""
+    return _core.block_cast(_block(input), dtype)
+
+
+def _unary(name, doc):
+    def function(x):
+        return _core.block_unary(name, _block(x))
+
+    function.__name__ = name
+    function.__doc__ = doc
+    return function
+
+
+exp = _unary("exp", "e raised to each element.")
+exp2 = _unary("exp2", "2 raised to each element.")
+log = _unary("log", "The natural logarithm of each element.")
+log2 = _unary("log2", "The base-2 logarithm of each element.")
+sqrt = _unary("sqrt", "The square root of each element.")
+rsqrt = _unary("rsqrt", "The reciprocal square root of each element.")
+abs = _unary("abs", "The absolute value of each element.")
+sigmoid = _unary("sigmoid", "1 / (1 + exp(-x)) of each element.")
+sin = _unary("sin", "The sine of each element.")
+cos = _unary("cos", "The cosine of each element.")
+erf = _unary("erf", "The error function of each element.")
+floor = _unary("floor", "The largest integer not above each element.")
+ceil = _unary("ceil", "The smallest integer not below each element.")
+
+
+class libdevice:
+    """Extra math, as Triton's `libdevice`."""
+
+    @staticmethod
+    def pow(x, y):
+        """`x` raised to the power `y`, elementwise."""
+        return _core.block_binary("pow", _block(x), _block(y))
+
+    tanh = staticmethod(_unary("tanh", "The hyperbolic tangent of each element."))
+    erf = staticmethod(erf)
+    exp = staticmethod(exp)
+    exp2 = staticmethod(exp2)
+    log = staticmethod(log)
+    log2 = staticmethod(log2)
+    sqrt = staticmethod(sqrt)
+    rsqrt = staticmethod(rsqrt)
+    sin = staticmethod(sin)
+    cos = staticmethod(cos)
+    floor = staticmethod(floor)
+    ceil = staticmethod(ceil)
