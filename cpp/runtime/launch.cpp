@@ -41,7 +41,8 @@ double KernelLauncher::launch(size_t num_programs) {
   double seconds = 0.0;
   if (num_programs > 0) {
     cl_event raw_event = nullptr;
-    check(clEnqueueNDRangeKernel(device_->queue(), kernel_.get(), 1, nullptr, &num_programs, nullptr, 0,
+    size_t local_size = 1;  // one program per work-item, one work-item per group (lower/program_layout.h)
+    check(clEnqueueNDRangeKernel(device_->queue(), kernel_.get(), 1, nullptr, &num_programs, &local_size, 0,
                                  nullptr, &raw_event),
           "clEnqueueNDRangeKernel");
     ClEvent event(raw_event);

@@ -72,6 +72,8 @@ class Parameter:
 
     def __getitem__(self, key):
         indices = list(key) if isinstance(key, tuple) else [key]
+        if all(i is None or i is Ellipsis or isinstance(i, slice) for i in indices):
+            return self._ninetoothed_block()[key]  # x[:, None] on the block
         return self._builder.load(self._index, [_block(i) for i in indices])
 
     def to(self, dtype):
