@@ -18,6 +18,9 @@ namespace {
 
 // Elements one block may hold in the default configuration.
 constexpr int64_t kDefaultBlockBudget = 4096;
+// Private memory one program may use: work-items run on the device's worker
+// threads, whose stacks hold their private arrays.
+constexpr int64_t kPrivateMemoryBudget = 2 << 20;
 
 std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
   try {
@@ -56,6 +59,7 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
   source_ = codegen::generate_opencl(lowered_);
   symbols_ = source_.symbols;
   for (const ir::Param& p : lowered_.params) {
+    if (!p.scalar && layout_.outermost_shape().empty()) layout_ = lower::ProgramLayout(p.arranged->shape());
     if (!p.scalar) {
       for (const Expr& s : p.arranged->shape()) collect_symbols(s, symbols_);
     }
@@ -146,6 +150,11 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
                        (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");
     }
     options.push_back("-D" + name + "=" + std::to_string(v));
+  }
+  if (auto bytes = evaluate(source_.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
+    throw ValueError("this configuration needs " + std::to_string(*bytes) +
+                     " bytes of private memory per program (blocks held in memory), more than the " +
+                     std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
   }
   // Sizes and strides of the tensors; constexpr scalars.
   for (size_t i = 0; i < params.size(); ++i) {
@@ -281,7 +290,7 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       }
     }
   }
-  return launcher.launch(num_programs);
+  return launcher.launch(layout_.global_size(num_programs), layout_.local_size());
 }
 
 }  // namespace nt

@@ -20,6 +20,7 @@
 
 #include "codegen/opencl/kernel_source.h"
 #include "ir/ir.h"
+#include "lower/program_layout.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
 
@@ -63,6 +64,7 @@ class CompiledKernel {
 
   ir::Kernel lowered_;
   codegen::KernelSource source_;
+  lower::ProgramLayout layout_{{}};
   std::map<std::string, SymbolAttrs> symbols_;  // constexpr/meta symbols the kernel needs
   std::vector<std::string> constexpr_symbols_, meta_symbols_;
   SymbolValues default_config_;

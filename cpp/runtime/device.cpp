@@ -119,6 +119,64 @@ Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
   check(status, "clCreateCommandQueue");
 }
 
+bool Device::shares_host_memory() {
+  std::call_once(probed_, [this] {
+    if (!info_.is_cpu) return;
+    const char* source =
+        "__kernel void nt_probe(__global int* p) { p[get_global_id(0)] = 7 + (int)get_global_id(0); }";
+    cl_int status = CL_SUCCESS;
+    ClProgram program(clCreateProgramWithSource(context_.get(), 1, &source, nullptr, &status));
+    if (status != CL_SUCCESS || clBuildProgram(program.get(), 1, &device_, "", nullptr, nullptr) != CL_SUCCESS) {
+      return;
+    }
+    ClKernel kernel(clCreateKernel(program.get(), "nt_probe", &status));
+    if (status != CL_SUCCESS) return;
+    alignas(128) int host[64] = {};
+    bool shared = true;
+    for (int offset : {0, 1, 3}) {  // aligned, and not
+      ClMem memory(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 8 * sizeof(int),
+                                  host + offset, &status));
+      if (status != CL_SUCCESS) return;
+      cl_mem handle = memory.get();
+      size_t global = 8, local = 1;
+      if (clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &handle) != CL_SUCCESS ||
+          clEnqueueNDRangeKernel(queue_.get(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr) !=
+              CL_SUCCESS ||
+          clFinish(queue_.get()) != CL_SUCCESS) {
+        return;
+      }
+      for (int i = 0; i < 8; ++i) shared = shared && host[offset + i] == 7 + i;
+      for (int& v : host) v = 0;
+    }
+    shares_host_memory_ = shared;
+  });
+  return shares_host_memory_;
+}
+
+ClMem Device::wrap_host_memory(void* data, size_t bytes) {
+  cl_int status = CL_SUCCESS;
+  if (!shares_host_memory()) {
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (info_.is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
+    ClMem memory(clCreateBuffer(context_.get(), flags, bytes, data, &status));
+    check(status, "clCreateBuffer");
+    return memory;
+  }
+  std::lock_guard lock(wrapped_mutex_);
+  for (size_t i = wrapped_.size(); i-- > 0;) {
+    if (wrapped_[i].data == data && wrapped_[i].bytes == bytes) {
+      ClMem memory = wrapped_[i].memory;
+      std::rotate(wrapped_.begin() + i, wrapped_.begin() + i + 1, wrapped_.end());
+      return memory;
+    }
+  }
+  ClMem memory(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &status));
+  check(status, "clCreateBuffer");
+  constexpr size_t kKept = 32;
+  if (wrapped_.size() == kKept) wrapped_.erase(wrapped_.begin());
+  wrapped_.push_back({data, bytes, memory});
+  return memory;
+}
+
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> infos;
   for (const auto& f : discover()) infos.push_back(f.info);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ class Device {
   // A key that tells devices apart in caches: platform, name and driver.
   const std::string& cache_key() const { return cache_key_; }
 
+  // Does a CL_MEM_USE_HOST_PTR buffer on this device read and write the host
+  // memory itself (no copies, so no map needed to see a kernel's writes)?
+  // Probed once with a small kernel over aligned and unaligned memory.
+  bool shares_host_memory();
+
+  // A buffer over host memory [data, data + bytes). On a device that shares
+  // host memory, buffers are views of it and the last few are reused.
+  ClMem wrap_host_memory(void* data, size_t bytes);
+
  private:
   cl_platform_id platform_;
   cl_device_id device_;
@@ -46,6 +56,15 @@ class Device {
   std::string cache_key_;
   ClContext context_;
   ClQueue queue_;
+  std::once_flag probed_;
+  bool shares_host_memory_ = false;
+  struct Wrapped {
+    void* data;
+    size_t bytes;
+    ClMem memory;
+  };
+  std::vector<Wrapped> wrapped_;  // most recent last
+  std::mutex wrapped_mutex_;
 };
 
 // Every device of every platform.

@@ -1,5 +1,7 @@
 #include "runtime/launch.h"
 
+#include <chrono>
+
 namespace nt {
 
 KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program,
@@ -18,16 +20,7 @@ void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool wr
     bytes = 1;
     written = false;
   }
-  cl_int status = CL_SUCCESS;
-  ClMem memory;
-  if (device_->info().is_cpu) {
-    memory = ClMem(
-        clCreateBuffer(device_->context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &status));
-  } else {
-    memory = ClMem(
-        clCreateBuffer(device_->context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, data, &status));
-  }
-  check(status, "clCreateBuffer");
+  ClMem memory = device_->wrap_host_memory(data, bytes);
   cl_mem handle = memory.get();
   check(clSetKernelArg(kernel_.get(), index, sizeof(cl_mem), &handle), "clSetKernelArg");
   buffers_.push_back({std::move(memory), data, bytes, written});
@@ -37,40 +30,71 @@ void KernelLauncher::set_scalar(cl_uint index, const void* value, size_t size) {
   check(clSetKernelArg(kernel_.get(), index, size, value), "clSetKernelArg");
 }
 
-double KernelLauncher::launch(size_t num_programs) {
-  double seconds = 0.0;
-  if (num_programs > 0) {
-    cl_event raw_event = nullptr;
-    size_t local_size = 1;  // one program per work-item, one work-item per group (lower/program_layout.h)
-    check(clEnqueueNDRangeKernel(device_->queue(), kernel_.get(), 1, nullptr, &num_programs, &local_size, 0,
-                                 nullptr, &raw_event),
-          "clEnqueueNDRangeKernel");
-    ClEvent event(raw_event);
-    check(clWaitForEvents(1, &raw_event), "clWaitForEvents");
-    cl_ulong start = 0, end = 0;
-    if (clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) ==
-            CL_SUCCESS &&
-        clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) ==
-            CL_SUCCESS) {
-      seconds = static_cast<double>(end - start) * 1e-9;
+namespace {
+
+// Waits for the queue. A short kernel finishes in microseconds: polling its
+// event for a moment answers sooner than sleeping in clFinish.
+void wait_for(cl_command_queue queue, const ClEvent& event) {
+  check(clFlush(queue), "clFlush");
+  if (event) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    cl_int status = CL_QUEUED;
+    while (std::chrono::steady_clock::now() < deadline) {
+      check(clGetEventInfo(event.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+            "clGetEventInfo");
+      if (status <= CL_COMPLETE) break;
     }
   }
-  for (auto& buffer : buffers_) {
+  check(clFinish(queue), "clFinish");
+}
+
+}  // namespace
+
+double KernelLauncher::launch(size_t num_programs, size_t local_size) {
+  cl_command_queue queue = device_->queue();
+  ClEvent event;
+  if (num_programs > 0) {
+    cl_event raw_event = nullptr;
+    check(clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &num_programs, &local_size, 0, nullptr,
+                                 &raw_event),
+          "clEnqueueNDRangeKernel");
+    event = ClEvent(raw_event);
+  }
+  // A device that shares host memory has written into it already. Other
+  // CPU devices need a map to make their writes visible in the host memory
+  // they wrap; elsewhere written buffers are read back. All of it is
+  // enqueued behind the kernel and waited for once.
+  std::vector<void*> mapped(buffers_.size(), nullptr);
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    Buffer& buffer = buffers_[i];
+    cl_int status = CL_SUCCESS;
+    if (!buffer.written || device_->shares_host_memory()) continue;
     if (device_->info().is_cpu) {
-      // Mapping makes the device's writes visible in the host memory it wraps.
-      cl_int status = CL_SUCCESS;
-      void* mapped = clEnqueueMapBuffer(device_->queue(), buffer.memory.get(), CL_TRUE, CL_MAP_READ, 0,
-                                        buffer.bytes, 0, nullptr, nullptr, &status);
+      mapped[i] = clEnqueueMapBuffer(queue, buffer.memory.get(), CL_FALSE, CL_MAP_READ, 0, buffer.bytes, 0,
+                                     nullptr, nullptr, &status);
       check(status, "clEnqueueMapBuffer");
-      check(clEnqueueUnmapMemObject(device_->queue(), buffer.memory.get(), mapped, 0, nullptr, nullptr),
-            "clEnqueueUnmapMemObject");
-    } else if (buffer.written) {
-      check(clEnqueueReadBuffer(device_->queue(), buffer.memory.get(), CL_TRUE, 0, buffer.bytes, buffer.host,
-                                0, nullptr, nullptr),
+    } else {
+      check(clEnqueueReadBuffer(queue, buffer.memory.get(), CL_FALSE, 0, buffer.bytes, buffer.host, 0, nullptr,
+                                nullptr),
             "clEnqueueReadBuffer");
     }
   }
-  check(clFinish(device_->queue()), "clFinish");
+  wait_for(queue, event);
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    if (mapped[i]) {
+      check(clEnqueueUnmapMemObject(queue, buffers_[i].memory.get(), mapped[i], 0, nullptr, nullptr),
+            "clEnqueueUnmapMemObject");
+    }
+  }
+  double seconds = 0.0;
+  cl_ulong start = 0, end = 0;
+  if (event.get() &&
+      clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) ==
+          CL_SUCCESS &&
+      clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) == CL_SUCCESS) {
+    seconds = static_cast<double>(end - start) * 1e-9;
+  }
+  // The buffers are released now; OpenCL keeps them until the unmaps are done.
   buffers_.clear();
   return seconds;
 }

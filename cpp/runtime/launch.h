@@ -4,8 +4,9 @@
 // scalars) and the number of programs. Out: the kernel has run over a 1-D
 // grid of that many work-items (one program per work-item) and its writes
 // are visible in the host memory when launch() returns. On a CPU device host
-// memory is wrapped, not copied (CL_MEM_USE_HOST_PTR); elsewhere it is
-// copied in, and regions marked written are copied back.
+// memory is wrapped, not copied (CL_MEM_USE_HOST_PTR; see
+// Device::wrap_host_memory); elsewhere it is copied in, and regions marked
+// written are copied back.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +33,9 @@ class KernelLauncher {
     set_scalar(index, &value, sizeof(T));
   }
 
-  // Run `num_programs` programs and wait for them. Returns the kernel's
-  // execution time on the device in seconds.
-  double launch(size_t num_programs);
+  // Run `num_programs` programs in work-groups of `local_size` and wait for
+  // them. Returns the kernel's execution time on the device in seconds.
+  double launch(size_t num_programs, size_t local_size = 1);
 
  private:
   struct Buffer {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -158,6 +159,7 @@ class Emitter {
     src << ") {\n" << body_.str() << "}\n";
     out.source = src.str();
     out.symbols = symbols_;
+    out.private_bytes = simplify(private_bytes_);
     return out;
   }
 
@@ -190,7 +192,10 @@ class Emitter {
 
   // --- shapes and arrays --------------------------------------------------
 
-  std::string array_size(const std::vector<Expr>& shape, const std::string& what) {
+  // The element count of a private array of `shape`, which must be known at
+  // build time; declaring one (`dtype` given) adds to the private bytes.
+  std::string array_size(const std::vector<Expr>& shape, const std::string& what,
+                         std::optional<DType> dtype = std::nullopt) {
     Expr n = Expr(1);
     for (const Expr& s : shape) {
       if (!is_compile_time(s)) {
@@ -199,6 +204,10 @@ class Emitter {
                          "held in memory must be made of constexpr or meta symbols");
       }
       n = mul(n, s);
+    }
+    if (dtype) {
+      int bytes = compute_type(*dtype) == "double" || compute_type(*dtype) == "long" ? 8 : 4;
+      private_bytes_ = add(private_bytes_, mul(n, bytes));
     }
     return c(simplify(n, env_));
   }
@@ -435,7 +444,7 @@ class Emitter {
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
-      line_(compute_type(v->type.dtype) + " " + name + "[" + array_size(v->type.shape, "a dot result") + "];");
+      line_(compute_type(v->type.dtype) + " " + name + "[" + array_size(v->type.shape, "a dot result", v->type.dtype) + "];");
       emit_dot(v, name, /*accumulate=*/false);
       materialized_[v.get()] = name;
     }
@@ -450,7 +459,7 @@ class Emitter {
       return locals_.at(v->id);
     }
     std::string name = fresh("nt_op");
-    line_(compute_type(dtype) + " " + name + "[" + array_size(v->type.shape, what) + "];");
+    line_(compute_type(dtype) + " " + name + "[" + array_size(v->type.shape, what, dtype) + "];");
     nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
       line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) + ");");
     });
@@ -509,7 +518,7 @@ class Emitter {
     if (scalar) {
       line_(ct + " " + name + ";");
     } else {
-      line_(ct + " " + name + "[" + array_size(v->type.shape, "a reduction result") + "];");
+      line_(ct + " " + name + "[" + array_size(v->type.shape, "a reduction result", v->type.dtype) + "];");
     }
     auto combine = [&](const std::string& acc, const std::string& best_index, const std::string& value,
                        const std::string& flat) {
@@ -565,7 +574,7 @@ class Emitter {
       line_(ct + " " + name + " = " + elem(value, {}) + ";");
       return;
     }
-    line_(ct + " " + name + "[" + array_size(type.shape, mutable_ ? "a loop-carried local" : "a value used twice") +
+    line_(ct + " " + name + "[" + array_size(type.shape, mutable_ ? "a loop-carried local" : "a value used twice", type.dtype) +
           "];");
     write_array(name, type, value);
   }
@@ -735,6 +744,7 @@ class Emitter {
   bool fast_ = false;
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
+  Expr private_bytes_ = Expr(0);
   std::vector<std::string> unit_macros_;
   std::map<const ValueNode*, std::string> materialized_;
   std::map<const ValueNode*, lower::TensorAccess> accesses_;

@@ -40,6 +40,7 @@ struct KernelSource {
   std::string source;
   std::vector<KernelArg> args;
   std::map<std::string, SymbolAttrs> symbols;  // constexpr/meta symbols used: macros given with -D
+  Expr private_bytes = Expr(0);  // private arrays of one program (an upper bound), over those symbols
 };
 
 // The macro that, defined to 1 at build, makes a stride symbol the constant 1.
