@@ -30,7 +30,8 @@ void bind_device(py::module_& m) {
     return out;
   });
   m.def("current_device", [] { return info_dict(current_device()->info()); });
-  m.def("select_device", [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
+  m.def("select_device",
+        [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
 }
 
 }  // namespace nt::bindings

@@ -60,23 +60,36 @@ py::tuple shape_tuple(const std::vector<Expr>& shape) {
 
 const std::map<std::string, UnaryFn>& unary_fns() {
   static const std::map<std::string, UnaryFn> fns = {
-      {"neg", UnaryFn::Neg},     {"not", UnaryFn::Not},     {"invert", UnaryFn::BitNot}, {"exp", UnaryFn::Exp},
-      {"exp2", UnaryFn::Exp2},   {"log", UnaryFn::Log},     {"log2", UnaryFn::Log2},     {"sqrt", UnaryFn::Sqrt},
-      {"rsqrt", UnaryFn::Rsqrt}, {"abs", UnaryFn::Abs},     {"sigmoid", UnaryFn::Sigmoid}, {"sin", UnaryFn::Sin},
-      {"cos", UnaryFn::Cos},     {"tanh", UnaryFn::Tanh},   {"erf", UnaryFn::Erf},       {"floor", UnaryFn::Floor},
-      {"ceil", UnaryFn::Ceil}};
+      {"neg", UnaryFn::Neg},     {"not", UnaryFn::Not},         {"invert", UnaryFn::BitNot},
+      {"exp", UnaryFn::Exp},     {"exp2", UnaryFn::Exp2},       {"log", UnaryFn::Log},
+      {"log2", UnaryFn::Log2},   {"sqrt", UnaryFn::Sqrt},       {"rsqrt", UnaryFn::Rsqrt},
+      {"abs", UnaryFn::Abs},     {"sigmoid", UnaryFn::Sigmoid}, {"sin", UnaryFn::Sin},
+      {"cos", UnaryFn::Cos},     {"tanh", UnaryFn::Tanh},       {"erf", UnaryFn::Erf},
+      {"floor", UnaryFn::Floor}, {"ceil", UnaryFn::Ceil}};
   return fns;
 }
 
 const std::map<std::string, BinaryFn>& binary_fns() {
-  static const std::map<std::string, BinaryFn> fns = {
-      {"add", BinaryFn::Add},         {"sub", BinaryFn::Sub},         {"mul", BinaryFn::Mul},
-      {"truediv", BinaryFn::Div},     {"floordiv", BinaryFn::FloorDiv}, {"mod", BinaryFn::Mod},
-      {"lt", BinaryFn::Lt},           {"le", BinaryFn::Le},           {"gt", BinaryFn::Gt},
-      {"ge", BinaryFn::Ge},           {"eq", BinaryFn::Eq},           {"ne", BinaryFn::Ne},
-      {"and", BinaryFn::LogicalAnd},  {"or", BinaryFn::LogicalOr},    {"bitand", BinaryFn::BitAnd},
-      {"bitor", BinaryFn::BitOr},     {"bitxor", BinaryFn::BitXor},   {"maximum", BinaryFn::Maximum},
-      {"minimum", BinaryFn::Minimum}, {"pow", BinaryFn::Pow}};
+  static const std::map<std::string, BinaryFn> fns = {{"add", BinaryFn::Add},
+                                                      {"sub", BinaryFn::Sub},
+                                                      {"mul", BinaryFn::Mul},
+                                                      {"truediv", BinaryFn::Div},
+                                                      {"floordiv", BinaryFn::FloorDiv},
+                                                      {"mod", BinaryFn::Mod},
+                                                      {"lt", BinaryFn::Lt},
+                                                      {"le", BinaryFn::Le},
+                                                      {"gt", BinaryFn::Gt},
+                                                      {"ge", BinaryFn::Ge},
+                                                      {"eq", BinaryFn::Eq},
+                                                      {"ne", BinaryFn::Ne},
+                                                      {"and", BinaryFn::LogicalAnd},
+                                                      {"or", BinaryFn::LogicalOr},
+                                                      {"bitand", BinaryFn::BitAnd},
+                                                      {"bitor", BinaryFn::BitOr},
+                                                      {"bitxor", BinaryFn::BitXor},
+                                                      {"maximum", BinaryFn::Maximum},
+                                                      {"minimum", BinaryFn::Minimum},
+                                                      {"pow", BinaryFn::Pow}};
   return fns;
 }
 
@@ -123,7 +136,8 @@ Block index_block(const Block& block, const py::handle& key) {
     } else if (item.ptr() == Py_Ellipsis) {
       dim += x->type.ndim() - explicit_dims;
     } else {
-      throw TypeError("blocks can be indexed only with ':' and None (e.g. x[:, None]), got " + type_name(item));
+      throw TypeError("blocks can be indexed only with ':' and None (e.g. x[:, None]), got " +
+                      type_name(item));
     }
   }
   return Block{v};
@@ -160,14 +174,22 @@ void bind_kernel(py::module_& m) {
       .def("__neg__", [](const Block& b) { return Block{ir::unary(UnaryFn::Neg, b.value)}; })
       .def("__pos__", [](const Block& b) { return b; })
       .def("__invert__", [](const Block& b) { return Block{ir::unary(UnaryFn::BitNot, b.value)}; })
-      .def("__bool__",
-           [](const Block&) -> bool {
-             throw TypeError("a block has no truth value while tracing; use ntl.where, or a scalar condition");
-           })
+      .def(
+          "__bool__",
+          [](const Block&) -> bool {
+            throw TypeError("a block has no truth value while tracing; use ntl.where, or a scalar condition");
+          })
       .def("__repr__", [](const Block& b) { return "Block(" + ir::type_string(b.value->type) + ")"; });
-  for (const auto& [py_name, fn] : std::vector<std::pair<std::string, std::string>>{
-           {"add", "add"}, {"sub", "sub"}, {"mul", "mul"}, {"truediv", "truediv"}, {"floordiv", "floordiv"},
-           {"mod", "mod"}, {"and", "bitand"}, {"or", "bitor"}, {"xor", "bitxor"}, {"pow", "pow"}}) {
+  for (const auto& [py_name, fn] : std::vector<std::pair<std::string, std::string>>{{"add", "add"},
+                                                                                    {"sub", "sub"},
+                                                                                    {"mul", "mul"},
+                                                                                    {"truediv", "truediv"},
+                                                                                    {"floordiv", "floordiv"},
+                                                                                    {"mod", "mod"},
+                                                                                    {"and", "bitand"},
+                                                                                    {"or", "bitor"},
+                                                                                    {"xor", "bitxor"},
+                                                                                    {"pow", "pow"}}) {
     std::string op = fn;
     block.def(("__" + py_name + "__").c_str(),
               [op](const py::object& a, const py::object& b) { return binary(op, a, b); });
@@ -195,9 +217,10 @@ void bind_kernel(py::module_& m) {
   });
   m.def("block_cast", [](const py::object& x, DType dtype) { return Block{ir::cast(to_value(x), dtype)}; });
   m.def("block_trans", [](const py::object& x) { return Block{ir::trans(to_value(x))}; });
-  m.def("block_reduce", [](const std::string& name, const py::object& x, std::optional<int> axis, bool keep_dims) {
-    return Block{ir::reduce(lookup(reduce_fns(), name, "reduction"), to_value(x), axis, keep_dims)};
-  });
+  m.def("block_reduce",
+        [](const std::string& name, const py::object& x, std::optional<int> axis, bool keep_dims) {
+          return Block{ir::reduce(lookup(reduce_fns(), name, "reduction"), to_value(x), axis, keep_dims)};
+        });
   m.def("block_dot",
         [](const py::object& a, const py::object& b) { return Block{ir::dot(to_value(a), to_value(b))}; });
   m.def("block_arange", [](const py::object& start, const py::object& end) {
@@ -214,14 +237,18 @@ void bind_kernel(py::module_& m) {
       .def(
           "add_param",
           [](ir::Builder& b, const std::string& name, const TensorPtr& arranged, DType dtype, bool scalar,
-             bool constexpr_) { return b.add_param(ir::Param{name, arranged, dtype, scalar, constexpr_}); },
+             bool constexpr_) {
+            return b.add_param(ir::Param{name, arranged, dtype, scalar, constexpr_});
+          },
           py::arg("name"), py::arg("arranged"), py::arg("dtype"), py::arg("scalar"), py::arg("constexpr"))
-      .def("load", [](ir::Builder& b, int param, const py::list& indices) {
-        std::vector<Value> values;
-        for (const py::handle& i : indices) values.push_back(to_value(i));
-        return Block{b.load(param, values)};
-      })
-      .def("middle_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
+      .def("load",
+           [](ir::Builder& b, int param, const py::list& indices) {
+             std::vector<Value> values;
+             for (const py::handle& i : indices) values.push_back(to_value(i));
+             return Block{b.load(param, values)};
+           })
+      .def("middle_shape",
+           [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
       .def("block_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).block_shape()); })
       .def("let", [](ir::Builder& b, const py::object& v) { return Block{b.let(to_value(v))}; })
       .def("declare_local", [](ir::Builder& b, const py::object& v) { return b.declare_local(to_value(v)); })
@@ -242,8 +269,8 @@ void bind_kernel(py::module_& m) {
       .def("end_if", &ir::Builder::end_if)
       .def("finish", [](ir::Builder& b) { return std::make_shared<CompiledKernel>(b.finish()); });
 
-  py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(m, "CompiledKernel",
-                                                               "One specialisation of a kernel, ready to launch.")
+  py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(
+      m, "CompiledKernel", "One specialisation of a kernel, ready to launch.")
       .def_property_readonly("source", &CompiledKernel::source)
       .def_property_readonly("ir", [](const CompiledKernel& k) { return ir::to_string(k.lowered()); })
       .def_property_readonly("constexpr_symbols", &CompiledKernel::constexpr_symbols)

@@ -97,8 +97,10 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
         bool pure_meta = true;
         for (const Expr& v : collect_vars(s)) {
           auto it = default_config_.find(v->name);
-          if (it == default_config_.end()) pure_meta = false;
-          else values.emplace(v->name, Expr(it->second));
+          if (it == default_config_.end())
+            pure_meta = false;
+          else
+            values.emplace(v->name, Expr(it->second));
         }
         if (!pure_meta) continue;
         auto n = evaluate(s, values);
@@ -131,15 +133,16 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
   for (const std::string& name : constexpr_symbols_) {
     auto it = constexpr_values.find(name);
     if (it == constexpr_values.end()) {
-      throw TypeError("missing a value for the constexpr symbol '" + name + "': pass it by keyword, e.g. " + name +
-                      "=...");
+      throw TypeError("missing a value for the constexpr symbol '" + name + "': pass it by keyword, e.g. " +
+                      name + "=...");
     }
     values.emplace(name, Expr(it->second));
   }
   const SymbolValues& meta = config ? *config : default_config_;
   for (const std::string& name : meta_symbols_) {
     auto it = meta.find(name);
-    if (it == meta.end()) throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
+    if (it == meta.end())
+      throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
     values.emplace(name, Expr(it->second));
   }
   for (const auto& [name, attrs] : symbols_) {
@@ -166,8 +169,10 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       if (p.constexpr_) {
         const auto& s = std::get<ScalarArg>(args[i]);
         char text[64];
-        if (s.is_float) std::snprintf(text, sizeof text, "%.17g", s.float_value);
-        else std::snprintf(text, sizeof text, "%lld", static_cast<long long>(s.int_value));
+        if (s.is_float)
+          std::snprintf(text, sizeof text, "%.17g", s.float_value);
+        else
+          std::snprintf(text, sizeof text, "%lld", static_cast<long long>(s.int_value));
         options.push_back("-D" + codegen::constexpr_param_macro(static_cast<int>(i)) + "=" + text);
       }
       continue;
@@ -226,7 +231,8 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
 
   for (const codegen::KernelArg& a : source_.args) {
     if (a.kind != codegen::KernelArg::Kind::Stride) continue;
-    if (values.at(a.symbol).as_int() == 1) options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
+    if (values.at(a.symbol).as_int() == 1)
+      options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
   }
   std::string joined;
   for (const std::string& o : options) joined += o + " ";
@@ -257,12 +263,14 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
         }
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + lo * item;
-        launcher.set_buffer(index, base, empty ? 0 : static_cast<size_t>((hi - lo + 1) * item), written_[a.param]);
+        launcher.set_buffer(index, base, empty ? 0 : static_cast<size_t>((hi - lo + 1) * item),
+                            written_[a.param]);
         cl_long offset = -lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         break;
       }
-      case codegen::KernelArg::Kind::Offset: break;  // set with its buffer
+      case codegen::KernelArg::Kind::Offset:
+        break;  // set with its buffer
       case codegen::KernelArg::Kind::Size:
       case codegen::KernelArg::Kind::Stride:
         launcher.set_scalar<cl_long>(index, *values.at(a.symbol).as_int());
@@ -270,21 +278,40 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       case codegen::KernelArg::Kind::Scalar: {
         const auto& s = std::get<ScalarArg>(args[a.param]);
         switch (p.dtype) {
-          case DType::float64: launcher.set_scalar<cl_double>(index, s.is_float ? s.float_value : s.int_value); break;
+          case DType::float64:
+            launcher.set_scalar<cl_double>(index, s.is_float ? s.float_value : s.int_value);
+            break;
           case DType::float32:
           case DType::float16:
           case DType::bfloat16:
-            launcher.set_scalar<cl_float>(index, static_cast<float>(s.is_float ? s.float_value : s.int_value));
+            launcher.set_scalar<cl_float>(index,
+                                          static_cast<float>(s.is_float ? s.float_value : s.int_value));
             break;
-          case DType::int8: launcher.set_scalar<cl_char>(index, static_cast<cl_char>(s.int_value)); break;
-          case DType::uint8: launcher.set_scalar<cl_uchar>(index, static_cast<cl_uchar>(s.int_value)); break;
-          case DType::int16: launcher.set_scalar<cl_short>(index, static_cast<cl_short>(s.int_value)); break;
-          case DType::uint16: launcher.set_scalar<cl_ushort>(index, static_cast<cl_ushort>(s.int_value)); break;
+          case DType::int8:
+            launcher.set_scalar<cl_char>(index, static_cast<cl_char>(s.int_value));
+            break;
+          case DType::uint8:
+            launcher.set_scalar<cl_uchar>(index, static_cast<cl_uchar>(s.int_value));
+            break;
+          case DType::int16:
+            launcher.set_scalar<cl_short>(index, static_cast<cl_short>(s.int_value));
+            break;
+          case DType::uint16:
+            launcher.set_scalar<cl_ushort>(index, static_cast<cl_ushort>(s.int_value));
+            break;
           case DType::int32:
-          case DType::boolean: launcher.set_scalar<cl_int>(index, static_cast<cl_int>(s.int_value)); break;
-          case DType::uint32: launcher.set_scalar<cl_uint>(index, static_cast<cl_uint>(s.int_value)); break;
-          case DType::int64: launcher.set_scalar<cl_long>(index, static_cast<cl_long>(s.int_value)); break;
-          case DType::uint64: launcher.set_scalar<cl_ulong>(index, static_cast<cl_ulong>(s.int_value)); break;
+          case DType::boolean:
+            launcher.set_scalar<cl_int>(index, static_cast<cl_int>(s.int_value));
+            break;
+          case DType::uint32:
+            launcher.set_scalar<cl_uint>(index, static_cast<cl_uint>(s.int_value));
+            break;
+          case DType::int64:
+            launcher.set_scalar<cl_long>(index, static_cast<cl_long>(s.int_value));
+            break;
+          case DType::uint64:
+            launcher.set_scalar<cl_ulong>(index, static_cast<cl_ulong>(s.int_value));
+            break;
         }
         break;
       }

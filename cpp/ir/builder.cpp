@@ -24,14 +24,27 @@ int normalize_axis(int axis, size_t ndim, const char* what) {
 
 int rank_of(DType d) {
   switch (d) {
-    case DType::boolean: return 0;
-    case DType::int8: case DType::uint8: return 1;
-    case DType::int16: case DType::uint16: return 2;
-    case DType::int32: case DType::uint32: return 3;
-    case DType::int64: case DType::uint64: return 4;
-    case DType::float16: case DType::bfloat16: return 5;
-    case DType::float32: return 6;
-    case DType::float64: return 7;
+    case DType::boolean:
+      return 0;
+    case DType::int8:
+    case DType::uint8:
+      return 1;
+    case DType::int16:
+    case DType::uint16:
+      return 2;
+    case DType::int32:
+    case DType::uint32:
+      return 3;
+    case DType::int64:
+    case DType::uint64:
+      return 4;
+    case DType::float16:
+    case DType::bfloat16:
+      return 5;
+    case DType::float32:
+      return 6;
+    case DType::float64:
+      return 7;
   }
   return 0;
 }
@@ -77,10 +90,14 @@ std::vector<Expr> broadcast_shapes(const std::vector<Expr>& a, const std::vector
   for (size_t i = 0; i < n; ++i) {
     const Expr* x = i + a.size() >= n ? &a[i + a.size() - n] : nullptr;
     const Expr* y = i + b.size() >= n ? &b[i + b.size() - n] : nullptr;
-    if (!x) out[i] = *y;
-    else if (!y) out[i] = *x;
-    else if (x->is_int(1)) out[i] = *y;
-    else if (y->is_int(1) || same_size(*x, *y)) out[i] = *x;
+    if (!x)
+      out[i] = *y;
+    else if (!y)
+      out[i] = *x;
+    else if (x->is_int(1))
+      out[i] = *y;
+    else if (y->is_int(1) || same_size(*x, *y))
+      out[i] = *x;
     else
       throw ValueError("blocks of shapes " + shape_string(a) + " and " + shape_string(b) +
                        " do not broadcast");
@@ -212,7 +229,8 @@ Value where(const Value& condition, const Value& a, const Value& b) {
       broadcast_shapes(condition->type.shape, broadcast_shapes(a->type.shape, b->type.shape));
   DType dtype = promote(a->type, b->type);
   ValueNode node{ValueKind::Where, Type{dtype, shape, a->type.weak && b->type.weak}};
-  Value c = condition->type.dtype == DType::boolean ? condition : binary(BinaryFn::Ne, condition, constant(0));
+  Value c =
+      condition->type.dtype == DType::boolean ? condition : binary(BinaryFn::Ne, condition, constant(0));
   bool weak = node.type.weak;
   node.operands = {broadcast_to(c, shape), broadcast_to(weak ? a : cast(a, dtype), shape),
                    broadcast_to(weak ? b : cast(b, dtype), shape)};
@@ -221,7 +239,8 @@ Value where(const Value& condition, const Value& a, const Value& b) {
 
 Value expand_dims(const Value& x, int axis) {
   int n = static_cast<int>(x->type.ndim());
-  if (axis < -(n + 1) || axis > n) throw IndexError("cannot insert an axis at position " + std::to_string(axis));
+  if (axis < -(n + 1) || axis > n)
+    throw IndexError("cannot insert an axis at position " + std::to_string(axis));
   if (axis < 0) axis += n + 1;
   Type type = x->type;
   type.shape.insert(type.shape.begin() + axis, Expr(1));
@@ -232,7 +251,8 @@ Value expand_dims(const Value& x, int axis) {
 }
 
 Value trans(const Value& x) {
-  if (x->type.ndim() != 2) throw ValueError("trans needs a 2-d block, got shape " + shape_string(x->type.shape));
+  if (x->type.ndim() != 2)
+    throw ValueError("trans needs a 2-d block, got shape " + shape_string(x->type.shape));
   Type type = x->type;
   std::swap(type.shape[0], type.shape[1]);
   ValueNode node{ValueKind::Trans, type};
@@ -247,8 +267,10 @@ Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dim
   if (axis) {
     if (type.is_scalar()) throw IndexError(std::string(reduce_fn_name(fn)) + ": a scalar has no axis");
     a = normalize_axis(*axis, type.ndim(), reduce_fn_name(fn));
-    if (keep_dims) type.shape[a] = Expr(1);
-    else type.shape.erase(type.shape.begin() + a);
+    if (keep_dims)
+      type.shape[a] = Expr(1);
+    else
+      type.shape.erase(type.shape.begin() + a);
   } else {
     type.shape = keep_dims ? std::vector<Expr>(x->type.ndim(), Expr(1)) : std::vector<Expr>{};
   }
@@ -404,7 +426,8 @@ void Builder::begin_for(const std::string& var, const Value& start, const Value&
 }
 
 void Builder::end_for() {
-  if (open_.empty() || open_.back().stmt.kind != StmtKind::For) throw std::logic_error("end_for without a for");
+  if (open_.empty() || open_.back().stmt.kind != StmtKind::For)
+    throw std::logic_error("end_for without a for");
   StmtNode s = std::move(open_.back().stmt);
   open_.pop_back();
   append(std::make_shared<const StmtNode>(std::move(s)));
@@ -456,14 +479,14 @@ std::vector<Expr> Param::middle_shape() const {
 }
 
 const char* unary_fn_name(UnaryFn fn) {
-  static const char* names[] = {"neg",  "not",  "bitnot", "exp", "exp2",    "log", "log2", "sqrt", "rsqrt",
-                                "abs",  "sigmoid", "sin", "cos", "tanh", "erf", "floor", "ceil"};
+  static const char* names[] = {"neg", "not",     "bitnot", "exp", "exp2", "log", "log2",  "sqrt", "rsqrt",
+                                "abs", "sigmoid", "sin",    "cos", "tanh", "erf", "floor", "ceil"};
   return names[static_cast<int>(fn)];
 }
 
 const char* binary_fn_name(BinaryFn fn) {
-  static const char* names[] = {"+",  "-",  "*",  "/",  "//",  "%",  "<",  "<=", ">", ">=", "==", "!=", "and",
-                                "or", "&", "|", "^", "maximum", "minimum", "pow"};
+  static const char* names[] = {"+",  "-",  "*",   "/",  "//", "%", "<", "<=",      ">",       ">=",
+                                "==", "!=", "and", "or", "&",  "|", "^", "maximum", "minimum", "pow"};
   return names[static_cast<int>(fn)];
 }
 

@@ -19,8 +19,8 @@
 namespace nt::ir {
 
 // Values that need no kernel context.
-Value constant(const Expr& value);                         // weak int/float/bool, or an integer expression
-Value typed_constant(const Expr& value, DType dtype);      // a scalar of `dtype`
+Value constant(const Expr& value);                     // weak int/float/bool, or an integer expression
+Value typed_constant(const Expr& value, DType dtype);  // a scalar of `dtype`
 Value loop_var(const std::string& name);
 Value arange(const Expr& start, const Expr& end);
 Value full(const std::vector<Expr>& shape, const Value& scalar, DType dtype);
@@ -53,10 +53,10 @@ class Builder {
   Value scalar_param(int param);
 
   // Statements, appended to the innermost open block.
-  Value let(const Value& value);                   // returns the LetRef
-  int declare_local(const Value& initial);         // a mutable local of the value's type
+  Value let(const Value& value);            // returns the LetRef
+  int declare_local(const Value& initial);  // a mutable local of the value's type
   Value local_ref(int id) const;
-  void assign(int id, const Value& value);         // cast/broadcast to the local's type
+  void assign(int id, const Value& value);  // cast/broadcast to the local's type
   void store(int param, const std::vector<Value>& indices, const Value& value);
   void begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step);
   void end_for();

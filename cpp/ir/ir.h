@@ -54,12 +54,46 @@ enum class ValueKind {
   Dot,          // operands: a (M x K), b (K x N)
 };
 
-enum class UnaryFn { Neg, Not, BitNot, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Abs, Sigmoid, Sin, Cos, Tanh, Erf, Floor, Ceil };
+enum class UnaryFn {
+  Neg,
+  Not,
+  BitNot,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Sqrt,
+  Rsqrt,
+  Abs,
+  Sigmoid,
+  Sin,
+  Cos,
+  Tanh,
+  Erf,
+  Floor,
+  Ceil
+};
 enum class BinaryFn {
-  Add, Sub, Mul, Div, FloorDiv, Mod,
-  Lt, Le, Gt, Ge, Eq, Ne,
-  LogicalAnd, LogicalOr, BitAnd, BitOr, BitXor,
-  Maximum, Minimum, Pow,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  LogicalAnd,
+  LogicalOr,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Maximum,
+  Minimum,
+  Pow,
 };
 enum class ReduceFn { Sum, Max, Min, ArgMax, ArgMin };
 
@@ -92,22 +126,22 @@ using StmtList = std::vector<Stmt>;
 
 struct StmtNode {
   StmtKind kind;
-  int id = -1;       // Let, DeclareLocal, Assign
-  int param = -1;    // Store
-  Value value;       // Let, DeclareLocal (initial value), Assign, Store; If: the condition
+  int id = -1;                 // Let, DeclareLocal, Assign
+  int param = -1;              // Store
+  Value value;                 // Let, DeclareLocal (initial value), Assign, Store; If: the condition
   std::vector<Value> indices;  // Store: indices of the middle level
-  std::string var;   // For
+  std::string var;             // For
   Value start, stop, step;     // For
   StmtList body, orelse;       // For: body; If: both branches
 };
 
 // A parameter of the kernel: an arranged tensor (ndim >= 1) or a scalar.
 struct Param {
-  std::string name;      // as in the application
-  TensorPtr arranged;    // the outermost level
+  std::string name;              // as in the application
+  TensorPtr arranged;            // the outermost level
   DType dtype = DType::float32;  // element dtype
-  bool scalar = false;   // a 0-dim tensor
-  bool constexpr_ = false;  // constexpr 0-dim: its value is a macro
+  bool scalar = false;           // a 0-dim tensor
+  bool constexpr_ = false;       // constexpr 0-dim: its value is a macro
 
   // The levels under the outermost (middle levels, then the block).
   std::vector<const Tensor*> inner_levels() const;

@@ -27,29 +27,45 @@ std::string type_string(const Type& type) {
 std::string to_string(const Value& v) {
   const auto& ops = v->operands;
   switch (v->kind) {
-    case ValueKind::Constant: return to_python(v->expr);
-    case ValueKind::ScalarParam: return "param" + std::to_string(v->param);
-    case ValueKind::Load: return "load(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") + ")";
-    case ValueKind::LoopVar: return v->name;
-    case ValueKind::LetRef: return "%let" + std::to_string(v->id);
-    case ValueKind::LocalRef: return "%local" + std::to_string(v->id);
-    case ValueKind::Arange: return "arange(" + to_python(v->expr) + ", " + to_python(v->expr2) + ")";
-    case ValueKind::Full: return "full(" + shape_string(v->type.shape) + ", " + to_string(ops[0]) + ")";
-    case ValueKind::Unary: return std::string(unary_fn_name(static_cast<UnaryFn>(v->op))) + "(" + to_string(ops[0]) + ")";
+    case ValueKind::Constant:
+      return to_python(v->expr);
+    case ValueKind::ScalarParam:
+      return "param" + std::to_string(v->param);
+    case ValueKind::Load:
+      return "load(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") + ")";
+    case ValueKind::LoopVar:
+      return v->name;
+    case ValueKind::LetRef:
+      return "%let" + std::to_string(v->id);
+    case ValueKind::LocalRef:
+      return "%local" + std::to_string(v->id);
+    case ValueKind::Arange:
+      return "arange(" + to_python(v->expr) + ", " + to_python(v->expr2) + ")";
+    case ValueKind::Full:
+      return "full(" + shape_string(v->type.shape) + ", " + to_string(ops[0]) + ")";
+    case ValueKind::Unary:
+      return std::string(unary_fn_name(static_cast<UnaryFn>(v->op))) + "(" + to_string(ops[0]) + ")";
     case ValueKind::Binary: {
       auto fn = static_cast<BinaryFn>(v->op);
       if (fn >= BinaryFn::Maximum) return std::string(binary_fn_name(fn)) + "(" + list(ops) + ")";
       return "(" + to_string(ops[0]) + " " + binary_fn_name(fn) + " " + to_string(ops[1]) + ")";
     }
-    case ValueKind::Where: return "where(" + list(ops) + ")";
-    case ValueKind::Cast: return "cast<" + std::string(dtype_name(v->type.dtype)) + ">(" + to_string(ops[0]) + ")";
-    case ValueKind::ExpandDims: return "expand_dims(" + to_string(ops[0]) + ", " + std::to_string(v->axis) + ")";
-    case ValueKind::Broadcast: return "broadcast(" + to_string(ops[0]) + ", " + shape_string(v->type.shape) + ")";
-    case ValueKind::Trans: return "trans(" + to_string(ops[0]) + ")";
+    case ValueKind::Where:
+      return "where(" + list(ops) + ")";
+    case ValueKind::Cast:
+      return "cast<" + std::string(dtype_name(v->type.dtype)) + ">(" + to_string(ops[0]) + ")";
+    case ValueKind::ExpandDims:
+      return "expand_dims(" + to_string(ops[0]) + ", " + std::to_string(v->axis) + ")";
+    case ValueKind::Broadcast:
+      return "broadcast(" + to_string(ops[0]) + ", " + shape_string(v->type.shape) + ")";
+    case ValueKind::Trans:
+      return "trans(" + to_string(ops[0]) + ")";
     case ValueKind::Reduce:
       return std::string(reduce_fn_name(static_cast<ReduceFn>(v->op))) + "(" + to_string(ops[0]) +
-             (v->axis >= 0 ? ", axis=" + std::to_string(v->axis) : "") + (v->keep_dims ? ", keep_dims" : "") + ")";
-    case ValueKind::Dot: return "dot(" + list(ops) + ")";
+             (v->axis >= 0 ? ", axis=" + std::to_string(v->axis) : "") + (v->keep_dims ? ", keep_dims" : "") +
+             ")";
+    case ValueKind::Dot:
+      return "dot(" + list(ops) + ")";
   }
   return "?";
 }
@@ -60,20 +76,23 @@ std::string to_string(const StmtList& stmts, int indent) {
   for (const Stmt& s : stmts) {
     switch (s->kind) {
       case StmtKind::Let:
-        os << pad << "%let" << s->id << ": " << type_string(s->value->type) << " = " << to_string(s->value) << "\n";
-        break;
-      case StmtKind::DeclareLocal:
-        os << pad << "local %local" << s->id << ": " << type_string(s->value->type) << " = " << to_string(s->value)
+        os << pad << "%let" << s->id << ": " << type_string(s->value->type) << " = " << to_string(s->value)
            << "\n";
         break;
-      case StmtKind::Assign: os << pad << "%local" << s->id << " = " << to_string(s->value) << "\n"; break;
-      case StmtKind::Store:
-        os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]") << " = "
+      case StmtKind::DeclareLocal:
+        os << pad << "local %local" << s->id << ": " << type_string(s->value->type) << " = "
            << to_string(s->value) << "\n";
         break;
+      case StmtKind::Assign:
+        os << pad << "%local" << s->id << " = " << to_string(s->value) << "\n";
+        break;
+      case StmtKind::Store:
+        os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
+           << " = " << to_string(s->value) << "\n";
+        break;
       case StmtKind::For:
-        os << pad << "for " << s->var << " in range(" << to_string(s->start) << ", " << to_string(s->stop) << ", "
-           << to_string(s->step) << "):\n"
+        os << pad << "for " << s->var << " in range(" << to_string(s->start) << ", " << to_string(s->stop)
+           << ", " << to_string(s->step) << "):\n"
            << to_string(s->body, indent + 1);
         break;
       case StmtKind::If:
@@ -91,8 +110,10 @@ std::string to_string(const Kernel& kernel) {
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param& p = kernel.params[i];
     os << (i ? ", " : "") << "param" << i << " " << p.name << ": " << dtype_name(p.dtype);
-    if (p.scalar) os << (p.constexpr_ ? " constexpr" : " scalar");
-    else os << " block" << shape_string(p.block_shape());
+    if (p.scalar)
+      os << (p.constexpr_ ? " constexpr" : " scalar");
+    else
+      os << " block" << shape_string(p.block_shape());
   }
   os << "):\n" << to_string(kernel.body, 1);
   return os.str();

@@ -32,7 +32,8 @@ class Verifier {
   void same_shape(const Type& a, const Type& b, const std::string& where) {
     if (a.ndim() != b.ndim()) fail("shape mismatch " + type_string(a) + " vs " + type_string(b), where);
     for (size_t i = 0; i < a.ndim(); ++i) {
-      if (!same_size(a.shape[i], b.shape[i])) fail("shape mismatch " + type_string(a) + " vs " + type_string(b), where);
+      if (!same_size(a.shape[i], b.shape[i]))
+        fail("shape mismatch " + type_string(a) + " vs " + type_string(b), where);
     }
   }
 
@@ -43,7 +44,8 @@ class Verifier {
       case ValueKind::ScalarParam:
       case ValueKind::Load:
         if (v->param < 0 || v->param >= static_cast<int>(kernel_.params.size())) fail("unknown param", where);
-        if (v->kind == ValueKind::Load && v->operands.size() != kernel_.params[v->param].middle_shape().size()) {
+        if (v->kind == ValueKind::Load &&
+            v->operands.size() != kernel_.params[v->param].middle_shape().size()) {
           fail("wrong number of level indices", where);
         }
         break;

@@ -125,7 +125,8 @@ class Inliner : public IRMutator {
     Reads writes;
     for (size_t j = i + 1; j < stmts.size(); ++j) {
       if (direct_uses(stmts[j], id) == 1) {
-        return !intersects(reads.reads.params, writes.params) && !intersects(reads.reads.locals, writes.locals);
+        return !intersects(reads.reads.params, writes.params) &&
+               !intersects(reads.reads.locals, writes.locals);
       }
       collect_writes({stmts[j]}, writes);
     }

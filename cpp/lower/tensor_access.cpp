@@ -31,17 +31,21 @@ bool mentions(const Expr& e, const std::string& name) {
 Direction direction(const Expr& e, const std::string& name, const BoundsEnv& env) {
   if (!mentions(e, name)) return Direction::Const;
   switch (e->kind) {
-    case ExprKind::Var: return Direction::Up;
+    case ExprKind::Var:
+      return Direction::Up;
     case ExprKind::Unary:
       return e->unary_op == UnaryOp::Neg ? flip(direction(e->operands[0], name, env)) : Direction::Unknown;
     case ExprKind::Binary: {
       const Expr& a = e->operands[0];
       const Expr& b = e->operands[1];
       switch (e->binary_op) {
-        case BinaryOp::Add: return combine(direction(a, name, env), direction(b, name, env));
-        case BinaryOp::Sub: return combine(direction(a, name, env), flip(direction(b, name, env)));
+        case BinaryOp::Add:
+          return combine(direction(a, name, env), direction(b, name, env));
+        case BinaryOp::Sub:
+          return combine(direction(a, name, env), flip(direction(b, name, env)));
         case BinaryOp::Min:
-        case BinaryOp::Max: return combine(direction(a, name, env), direction(b, name, env));
+        case BinaryOp::Max:
+          return combine(direction(a, name, env), direction(b, name, env));
         case BinaryOp::Mul: {
           for (int k = 0; k < 2; ++k) {
             const Expr& factor = e->operands[k];
@@ -60,10 +64,12 @@ Direction direction(const Expr& e, const std::string& name, const BoundsEnv& env
           if (bounds.lo && *bounds.lo > 0) return direction(a, name, env);
           return Direction::Unknown;
         }
-        default: return Direction::Unknown;
+        default:
+          return Direction::Unknown;
       }
     }
-    default: return Direction::Unknown;
+    default:
+      return Direction::Unknown;
   }
 }
 
@@ -137,10 +143,12 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, layout.program_index(d));
   if (levels.size() == 3) {
     const auto& middle = levels[1]->indices();
-    if (middle_indices.size() != middle.size()) throw std::logic_error("lower_access: wrong number of indices");
+    if (middle_indices.size() != middle.size())
+      throw std::logic_error("lower_access: wrong number of indices");
     for (size_t d = 0; d < middle.size(); ++d) replacements.emplace(middle[d]->name, middle_indices[d]);
   }
-  for (size_t d = 0; d < block->indices().size(); ++d) replacements.emplace(block->indices()[d]->name, element_index(d));
+  for (size_t d = 0; d < block->indices().size(); ++d)
+    replacements.emplace(block->indices()[d]->name, element_index(d));
 
   BoundsEnv env = outer_env;
   layout.add_bounds(env);
@@ -174,7 +182,8 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
           Direction dir = direction(diff, name, env);
           hoistable = dir != Direction::Unknown;
           if (dir == Direction::Up || dir == Direction::Down) {
-            corner.emplace(name, (dir == Direction::Up) == want_max ? sub(access.block_shape[d], 1) : Expr(0));
+            corner.emplace(name,
+                           (dir == Direction::Up) == want_max ? sub(access.block_shape[d], 1) : Expr(0));
           }
         }
       }

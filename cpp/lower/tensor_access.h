@@ -26,12 +26,12 @@ namespace nt::lower {
 Expr element_index(size_t d);
 
 struct TensorAccess {
-  Expr offset;                       // in elements, from the source's first element
-  std::vector<Expr> hoistable;       // monotone in the element indices
-  std::vector<Expr> per_element;     // the other conditions
-  std::vector<Expr> block_test;      // per hoistable condition: it holds over the whole block
+  Expr offset;                    // in elements, from the source's first element
+  std::vector<Expr> hoistable;    // monotone in the element indices
+  std::vector<Expr> per_element;  // the other conditions
+  std::vector<Expr> block_test;   // per hoistable condition: it holds over the whole block
   std::vector<Expr> block_shape;
-  bool never = false;                // a condition is false everywhere
+  bool never = false;  // a condition is false everywhere
 
   // All conditions (for the masked path).
   std::vector<Expr> conditions() const;

@@ -126,7 +126,8 @@ bool Device::shares_host_memory() {
         "__kernel void nt_probe(__global int* p) { p[get_global_id(0)] = 7 + (int)get_global_id(0); }";
     cl_int status = CL_SUCCESS;
     ClProgram program(clCreateProgramWithSource(context_.get(), 1, &source, nullptr, &status));
-    if (status != CL_SUCCESS || clBuildProgram(program.get(), 1, &device_, "", nullptr, nullptr) != CL_SUCCESS) {
+    if (status != CL_SUCCESS ||
+        clBuildProgram(program.get(), 1, &device_, "", nullptr, nullptr) != CL_SUCCESS) {
       return;
     }
     ClKernel kernel(clCreateKernel(program.get(), "nt_probe", &status));
@@ -140,8 +141,8 @@ bool Device::shares_host_memory() {
       cl_mem handle = memory.get();
       size_t global = 8, local = 1;
       if (clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &handle) != CL_SUCCESS ||
-          clEnqueueNDRangeKernel(queue_.get(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr) !=
-              CL_SUCCESS ||
+          clEnqueueNDRangeKernel(queue_.get(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr,
+                                 nullptr) != CL_SUCCESS ||
           clFinish(queue_.get()) != CL_SUCCESS) {
         return;
       }

@@ -74,8 +74,8 @@ double KernelLauncher::launch(size_t num_programs, size_t local_size) {
                                      nullptr, nullptr, &status);
       check(status, "clEnqueueMapBuffer");
     } else {
-      check(clEnqueueReadBuffer(queue, buffer.memory.get(), CL_FALSE, 0, buffer.bytes, buffer.host, 0, nullptr,
-                                nullptr),
+      check(clEnqueueReadBuffer(queue, buffer.memory.get(), CL_FALSE, 0, buffer.bytes, buffer.host, 0,
+                                nullptr, nullptr),
             "clEnqueueReadBuffer");
     }
   }
@@ -91,7 +91,8 @@ double KernelLauncher::launch(size_t num_programs, size_t local_size) {
   if (event.get() &&
       clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) ==
           CL_SUCCESS &&
-      clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) == CL_SUCCESS) {
+      clGetEventProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) ==
+          CL_SUCCESS) {
     seconds = static_cast<double>(end - start) * 1e-9;
   }
   // The buffers are released now; OpenCL keeps them until the unmaps are done.

@@ -52,10 +52,14 @@ std::string c_literal(const Expr& value, DType dtype) {
 
 std::string c_expr(const Expr& e, const BoundsEnv& env) {
   switch (e->kind) {
-    case ExprKind::Int: return int_literal(e->int_value);
-    case ExprKind::Bool: return e->int_value ? "1" : "0";
-    case ExprKind::Float: return float_literal(e->float_value, false);
-    case ExprKind::Var: return e->name;
+    case ExprKind::Int:
+      return int_literal(e->int_value);
+    case ExprKind::Bool:
+      return e->int_value ? "1" : "0";
+    case ExprKind::Float:
+      return float_literal(e->float_value, false);
+    case ExprKind::Var:
+      return e->name;
     case ExprKind::Select:
       return "(" + c_expr(e->operands[0], env) + " ? " + c_expr(e->operands[1], env) + " : " +
              c_expr(e->operands[2], env) + ")";
@@ -72,12 +76,18 @@ std::string c_expr(const Expr& e, const BoundsEnv& env) {
         case BinaryOp::Mod:
           if (non_negative(a, env) && positive(b, env)) return "(" + x + " % " + y + ")";
           return "nt_floormod(" + x + ", " + y + ")";
-        case BinaryOp::TrueDiv: return "((double)" + x + " / (double)" + y + ")";
-        case BinaryOp::Min: return "nt_min(" + x + ", " + y + ")";
-        case BinaryOp::Max: return "nt_max(" + x + ", " + y + ")";
-        case BinaryOp::And: return "(" + x + " && " + y + ")";
-        case BinaryOp::Or: return "(" + x + " || " + y + ")";
-        default: return "(" + x + " " + binary_op_token(e->binary_op) + " " + y + ")";
+        case BinaryOp::TrueDiv:
+          return "((double)" + x + " / (double)" + y + ")";
+        case BinaryOp::Min:
+          return "nt_min(" + x + ", " + y + ")";
+        case BinaryOp::Max:
+          return "nt_max(" + x + ", " + y + ")";
+        case BinaryOp::And:
+          return "(" + x + " && " + y + ")";
+        case BinaryOp::Or:
+          return "(" + x + " || " + y + ")";
+        default:
+          return "(" + x + " " + binary_op_token(e->binary_op) + " " + y + ")";
       }
     }
   }

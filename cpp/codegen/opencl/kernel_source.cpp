@@ -54,19 +54,30 @@ inline float nt_round_bf16(float x) { return nt_bf16_to_float(nt_float_to_bf16(x
 // The C type a dtype computes in.
 std::string compute_type(DType d) {
   switch (d) {
-    case DType::boolean: return "int";
-    case DType::int8: return "char";
-    case DType::int16: return "short";
-    case DType::int32: return "int";
-    case DType::int64: return "long";
-    case DType::uint8: return "uchar";
-    case DType::uint16: return "ushort";
-    case DType::uint32: return "uint";
-    case DType::uint64: return "ulong";
+    case DType::boolean:
+      return "int";
+    case DType::int8:
+      return "char";
+    case DType::int16:
+      return "short";
+    case DType::int32:
+      return "int";
+    case DType::int64:
+      return "long";
+    case DType::uint8:
+      return "uchar";
+    case DType::uint16:
+      return "ushort";
+    case DType::uint32:
+      return "uint";
+    case DType::uint64:
+      return "ulong";
     case DType::float16:
     case DType::bfloat16:
-    case DType::float32: return "float";
-    case DType::float64: return "double";
+    case DType::float32:
+      return "float";
+    case DType::float64:
+      return "double";
   }
   return "float";
 }
@@ -74,18 +85,23 @@ std::string compute_type(DType d) {
 // The C type a dtype is stored in.
 std::string storage_type(DType d) {
   switch (d) {
-    case DType::boolean: return "uchar";
-    case DType::float16: return "half";
-    case DType::bfloat16: return "ushort";
-    default: return compute_type(d);
+    case DType::boolean:
+      return "uchar";
+    case DType::float16:
+      return "half";
+    case DType::bfloat16:
+      return "ushort";
+    default:
+      return compute_type(d);
   }
 }
 
 // The least (or greatest) value of an integer C type.
 std::string limit_macro(const std::string& ct, bool greatest) {
   static const std::map<std::string, std::pair<const char*, const char*>> limits = {
-      {"char", {"CHAR_MIN", "CHAR_MAX"}}, {"short", {"SHRT_MIN", "SHRT_MAX"}}, {"int", {"INT_MIN", "INT_MAX"}},
-      {"long", {"LONG_MIN", "LONG_MAX"}}, {"uchar", {"0", "UCHAR_MAX"}},      {"ushort", {"0", "USHRT_MAX"}},
+      {"char", {"CHAR_MIN", "CHAR_MAX"}}, {"short", {"SHRT_MIN", "SHRT_MAX"}},
+      {"int", {"INT_MIN", "INT_MAX"}},    {"long", {"LONG_MIN", "LONG_MAX"}},
+      {"uchar", {"0", "UCHAR_MAX"}},      {"ushort", {"0", "USHRT_MAX"}},
       {"uint", {"0", "UINT_MAX"}},        {"ulong", {"0", "ULONG_MAX"}}};
   const auto& l = limits.at(ct);
   return "(" + ct + ")(" + (greatest ? l.second : l.first) + ")";
@@ -123,8 +139,8 @@ class Emitter {
       out.args.push_back({KernelArg::Kind::Buffer, pi});
       params.push_back("long " + name + "_offset");
       out.args.push_back({KernelArg::Kind::Offset, pi});
-      prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " + name +
-                         "_offset;");
+      prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " +
+                         name + "_offset;");
       const Tensor& src = p.arranged->source_ref();
       for (size_t d = 0; d < src.ndim(); ++d) {
         const Expr& size = src.shape()[d];
@@ -246,8 +262,8 @@ class Emitter {
   // A loop nest over `shape` whose body reads `trees` (and writes through
   // `target`, if any): a fast path without masks when every block involved
   // is wholly in bounds.
-  void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees, const lower::TensorAccess* target,
-            const std::function<void(const std::vector<Expr>&)>& body) {
+  void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
+            const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body) {
     std::vector<std::string> tests;
     std::set<std::string> seen;
     auto add_tests = [&](const lower::TensorAccess& a) {
@@ -315,20 +331,28 @@ class Emitter {
 
   std::string load_element(const Param& p, const std::string& ptr, const std::string& offset) {
     switch (p.dtype) {
-      case DType::float16: return "vload_half(" + offset + ", " + ptr + ")";
-      case DType::bfloat16: return "nt_bf16_to_float(" + ptr + "[" + offset + "])";
-      case DType::boolean: return "(int)" + ptr + "[" + offset + "]";
-      default: return ptr + "[" + offset + "]";
+      case DType::float16:
+        return "vload_half(" + offset + ", " + ptr + ")";
+      case DType::bfloat16:
+        return "nt_bf16_to_float(" + ptr + "[" + offset + "])";
+      case DType::boolean:
+        return "(int)" + ptr + "[" + offset + "]";
+      default:
+        return ptr + "[" + offset + "]";
     }
   }
 
   std::string store_element(const Param& p, const std::string& ptr, const std::string& offset,
                             const std::string& value) {
     switch (p.dtype) {
-      case DType::float16: return "vstore_half_rte((float)(" + value + "), " + offset + ", " + ptr + ");";
-      case DType::bfloat16: return ptr + "[" + offset + "] = nt_float_to_bf16((float)(" + value + "));";
-      case DType::boolean: return ptr + "[" + offset + "] = (uchar)((" + value + ") != 0);";
-      default: return ptr + "[" + offset + "] = " + value + ";";
+      case DType::float16:
+        return "vstore_half_rte((float)(" + value + "), " + offset + ", " + ptr + ");";
+      case DType::bfloat16:
+        return ptr + "[" + offset + "] = nt_float_to_bf16((float)(" + value + "));";
+      case DType::boolean:
+        return ptr + "[" + offset + "] = (uchar)((" + value + ") != 0);";
+      default:
+        return ptr + "[" + offset + "] = " + value + ";";
     }
   }
 
@@ -348,7 +372,8 @@ class Emitter {
     std::string ct = compute_type(v->type.dtype);
     switch (v->kind) {
       case ValueKind::Constant:
-        if (v->expr->kind == ExprKind::Int || v->expr->kind == ExprKind::Float || v->expr->kind == ExprKind::Bool) {
+        if (v->expr->kind == ExprKind::Int || v->expr->kind == ExprKind::Float ||
+            v->expr->kind == ExprKind::Bool) {
           return c_literal(v->expr, v->type.dtype);
         }
         return "(" + c(simplify(v->expr, env_)) + ")";
@@ -366,12 +391,18 @@ class Emitter {
         if (mask.empty()) return value;
         return "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
       }
-      case ValueKind::LoopVar: return loop_vars_.at(v->name);
-      case ValueKind::LetRef: return element_of(lets_.at(v->id), v->type, index);
-      case ValueKind::LocalRef: return element_of(locals_.at(v->id), v->type, index);
-      case ValueKind::Arange: return "((int)(" + c(simplify(add(v->expr, index[0]), env_)) + "))";
-      case ValueKind::Full: return elem(ops[0], {});
-      case ValueKind::Unary: return unary_c(static_cast<UnaryFn>(v->op), elem(ops[0], index), v->type.dtype);
+      case ValueKind::LoopVar:
+        return loop_vars_.at(v->name);
+      case ValueKind::LetRef:
+        return element_of(lets_.at(v->id), v->type, index);
+      case ValueKind::LocalRef:
+        return element_of(locals_.at(v->id), v->type, index);
+      case ValueKind::Arange:
+        return "((int)(" + c(simplify(add(v->expr, index[0]), env_)) + "))";
+      case ValueKind::Full:
+        return elem(ops[0], {});
+      case ValueKind::Unary:
+        return unary_c(static_cast<UnaryFn>(v->op), elem(ops[0], index), v->type.dtype);
       case ValueKind::Binary:
         return binary_c(static_cast<BinaryFn>(v->op), elem(ops[0], index), elem(ops[1], index),
                         ops[0]->type.dtype);
@@ -380,10 +411,14 @@ class Emitter {
       case ValueKind::Cast: {
         std::string x = elem(ops[0], index);
         switch (v->type.dtype) {
-          case DType::float16: return "nt_round_half((float)(" + x + "))";
-          case DType::bfloat16: return "nt_round_bf16((float)(" + x + "))";
-          case DType::boolean: return "((" + x + ") != 0)";
-          default: return "((" + ct + ")(" + x + "))";
+          case DType::float16:
+            return "nt_round_half((float)(" + x + "))";
+          case DType::bfloat16:
+            return "nt_round_bf16((float)(" + x + "))";
+          case DType::boolean:
+            return "((" + x + ") != 0)";
+          default:
+            return "((" + ct + ")(" + x + "))";
         }
       }
       case ValueKind::ExpandDims: {
@@ -398,9 +433,11 @@ class Emitter {
         }
         return elem(ops[0], inner);
       }
-      case ValueKind::Trans: return elem(ops[0], {index[1], index[0]});
+      case ValueKind::Trans:
+        return elem(ops[0], {index[1], index[0]});
       case ValueKind::Reduce:
-      case ValueKind::Dot: throw std::logic_error("codegen: reduction or dot not materialised");
+      case ValueKind::Dot:
+        throw std::logic_error("codegen: reduction or dot not materialised");
     }
     return "0";
   }
@@ -409,12 +446,18 @@ class Emitter {
     bool f = dtype_is_float(dtype);
     std::string one = dtype == DType::float64 ? "1.0" : "1.0f";
     switch (fn) {
-      case UnaryFn::Neg: return "(-" + x + ")";
-      case UnaryFn::Not: return "(!" + x + ")";
-      case UnaryFn::BitNot: return "(~" + x + ")";
-      case UnaryFn::Abs: return f ? "fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
-      case UnaryFn::Sigmoid: return "(" + one + " / (" + one + " + exp(-" + x + ")))";
-      default: break;
+      case UnaryFn::Neg:
+        return "(-" + x + ")";
+      case UnaryFn::Not:
+        return "(!" + x + ")";
+      case UnaryFn::BitNot:
+        return "(~" + x + ")";
+      case UnaryFn::Abs:
+        return f ? "fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+      case UnaryFn::Sigmoid:
+        return "(" + one + " / (" + one + " + exp(-" + x + ")))";
+      default:
+        break;
     }
     std::string arg = f ? x : "(float)" + x;
     return std::string(unary_fn_name(fn)) + "(" + arg + ")";
@@ -423,14 +466,22 @@ class Emitter {
   std::string binary_c(BinaryFn fn, const std::string& a, const std::string& b, DType operand) {
     bool f = dtype_is_float(operand);
     switch (fn) {
-      case BinaryFn::FloorDiv: return f ? "floor(" + a + " / " + b + ")" : "(" + a + " / " + b + ")";
-      case BinaryFn::Mod: return f ? "fmod(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
-      case BinaryFn::Maximum: return std::string(f ? "fmax(" : "max(") + a + ", " + b + ")";
-      case BinaryFn::Minimum: return std::string(f ? "fmin(" : "min(") + a + ", " + b + ")";
-      case BinaryFn::Pow: return "pow(" + a + ", " + b + ")";
-      case BinaryFn::LogicalAnd: return "(" + a + " && " + b + ")";
-      case BinaryFn::LogicalOr: return "(" + a + " || " + b + ")";
-      default: return "(" + a + " " + binary_fn_name(fn) + " " + b + ")";
+      case BinaryFn::FloorDiv:
+        return f ? "floor(" + a + " / " + b + ")" : "(" + a + " / " + b + ")";
+      case BinaryFn::Mod:
+        return f ? "fmod(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
+      case BinaryFn::Maximum:
+        return std::string(f ? "fmax(" : "max(") + a + ", " + b + ")";
+      case BinaryFn::Minimum:
+        return std::string(f ? "fmin(" : "min(") + a + ", " + b + ")";
+      case BinaryFn::Pow:
+        return "pow(" + a + ", " + b + ")";
+      case BinaryFn::LogicalAnd:
+        return "(" + a + " && " + b + ")";
+      case BinaryFn::LogicalOr:
+        return "(" + a + " || " + b + ")";
+      default:
+        return "(" + a + " " + binary_fn_name(fn) + " " + b + ")";
     }
   }
 
@@ -444,7 +495,8 @@ class Emitter {
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
-      line_(compute_type(v->type.dtype) + " " + name + "[" + array_size(v->type.shape, "a dot result", v->type.dtype) + "];");
+      line_(compute_type(v->type.dtype) + " " + name + "[" +
+            array_size(v->type.shape, "a dot result", v->type.dtype) + "];");
       emit_dot(v, name, /*accumulate=*/false);
       materialized_[v.get()] = name;
     }
@@ -454,14 +506,16 @@ class Emitter {
   std::string as_array(const Value& v, DType dtype, const std::string& what) {
     auto m = materialized_.find(v.get());
     if (m != materialized_.end() && v->type.dtype == dtype) return m->second;
-    if (v->kind == ValueKind::LetRef && compute_type(v->type.dtype) == compute_type(dtype)) return lets_.at(v->id);
+    if (v->kind == ValueKind::LetRef && compute_type(v->type.dtype) == compute_type(dtype))
+      return lets_.at(v->id);
     if (v->kind == ValueKind::LocalRef && compute_type(v->type.dtype) == compute_type(dtype)) {
       return locals_.at(v->id);
     }
     std::string name = fresh("nt_op");
     line_(compute_type(dtype) + " " + name + "[" + array_size(v->type.shape, what, dtype) + "];");
     nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
-      line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) + ");");
+      line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) +
+            ");");
     });
     return name;
   }
@@ -500,13 +554,20 @@ class Emitter {
     bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
     std::string init;
     switch (fn) {
-      case ReduceFn::Sum: init = "0"; break;
+      case ReduceFn::Sum:
+        init = "0";
+        break;
       case ReduceFn::Max:
-      case ReduceFn::ArgMax: init = f ? "-INFINITY" : limit_macro(xt, false); break;
+      case ReduceFn::ArgMax:
+        init = f ? "-INFINITY" : limit_macro(xt, false);
+        break;
       case ReduceFn::Min:
-      case ReduceFn::ArgMin: init = f ? "INFINITY" : limit_macro(xt, true); break;
+      case ReduceFn::ArgMin:
+        init = f ? "INFINITY" : limit_macro(xt, true);
+        break;
     }
-    if (!f && xt == "int" && in == DType::boolean) init = fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
+    if (!f && xt == "int" && in == DType::boolean)
+      init = fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
     // Shapes: the reduced axes and the kept ones.
     const std::vector<Expr>& shape = x->type.shape;
     std::vector<Expr> kept, reduced;
@@ -523,9 +584,15 @@ class Emitter {
     auto combine = [&](const std::string& acc, const std::string& best_index, const std::string& value,
                        const std::string& flat) {
       switch (fn) {
-        case ReduceFn::Sum: line_(acc + " += " + value + ";"); break;
-        case ReduceFn::Max: line_(acc + " = " + (f ? "fmax(" : "max(") + acc + ", " + value + ");"); break;
-        case ReduceFn::Min: line_(acc + " = " + (f ? "fmin(" : "min(") + acc + ", " + value + ");"); break;
+        case ReduceFn::Sum:
+          line_(acc + " += " + value + ";");
+          break;
+        case ReduceFn::Max:
+          line_(acc + " = " + (f ? "fmax(" : "max(") + acc + ", " + value + ");");
+          break;
+        case ReduceFn::Min:
+          line_(acc + " = " + (f ? "fmin(" : "min(") + acc + ", " + value + ");");
+          break;
         case ReduceFn::ArgMax:
         case ReduceFn::ArgMin: {
           line_("const " + xt + " nt_v = " + value + ";");
@@ -561,7 +628,8 @@ class Emitter {
         }
       }
       std::string result = arg ? best : acc;
-      line_((scalar ? name : name + "[" + c(flat_index(v->type.shape, out_index)) + "]") + " = " + result + ";");
+      line_((scalar ? name : name + "[" + c(flat_index(v->type.shape, out_index)) + "]") + " = " + result +
+            ";");
     });
     materialized_[v.get()] = name;
   }
@@ -574,7 +642,8 @@ class Emitter {
       line_(ct + " " + name + " = " + elem(value, {}) + ";");
       return;
     }
-    line_(ct + " " + name + "[" + array_size(type.shape, mutable_ ? "a loop-carried local" : "a value used twice", type.dtype) +
+    line_(ct + " " + name + "[" +
+          array_size(type.shape, mutable_ ? "a loop-carried local" : "a value used twice", type.dtype) +
           "];");
     write_array(name, type, value);
   }
@@ -617,9 +686,15 @@ class Emitter {
         locals_[s->id] = name;
         break;
       }
-      case StmtKind::Assign: emit_assign(s); break;
-      case StmtKind::Store: emit_store(s); break;
-      case StmtKind::For: emit_for(s); break;
+      case StmtKind::Assign:
+        emit_assign(s);
+        break;
+      case StmtKind::Store:
+        emit_store(s);
+        break;
+      case StmtKind::For:
+        emit_for(s);
+        break;
       case StmtKind::If: {
         materialize_parts(s->value);
         open("if (" + elem(s->value, {}) + ")");
@@ -722,10 +797,13 @@ class Emitter {
     std::optional<int64_t> step_value;
     if (s->step->kind == ValueKind::Constant) step_value = s->step->expr.as_int();
     if (step_value && *step_value == 0) throw ValueError("range() arg 3 must not be zero");
-    if (step_value) cond = v + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")";
-    else cond = "(" + step + " > 0 ? " + v + " < (long)(" + stop + ") : " + v + " > (long)(" + stop + "))";
+    if (step_value)
+      cond = v + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")";
+    else
+      cond = "(" + step + " > 0 ? " + v + " < (long)(" + stop + ") : " + v + " > (long)(" + stop + "))";
     open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step + ")");
-    if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant && s->stop->kind == ValueKind::Constant) {
+    if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant &&
+        s->stop->kind == ValueKind::Constant) {
       env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
     }
     auto saved = loop_vars_;
