@@ -4,6 +4,7 @@
 
 #include "bindings/conversions.h"
 #include "runtime/device.h"
+#include "runtime/program.h"
 
 namespace nt::bindings {
 
@@ -32,6 +33,13 @@ void bind_device(py::module_& m) {
   m.def("current_device", [] { return info_dict(current_device()->info()); });
   m.def("select_device",
         [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
+  m.def(
+      "build_opencl",
+      [](const std::string& source, const std::string& options) {
+        ProgramCache::instance().get(*current_device(), source, options);
+      },
+      py::arg("source"), py::arg("options") = "",
+      "Builds OpenCL C for the current device (RuntimeError with the build log on failure).");
 }
 
 }  // namespace nt::bindings

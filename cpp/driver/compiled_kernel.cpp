@@ -238,7 +238,11 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
   for (const std::string& o : options) joined += o + " ";
   joined += "-cl-mad-enable";
 
-  if (!device_) device_ = current_device();
+  std::shared_ptr<Device> device = current_device();
+  if (device != device_) {  // another device was selected: build anew
+    built_.clear();
+    device_ = std::move(device);
+  }
   auto it = built_.find(joined);
   if (it == built_.end()) {
     ClProgram program = ProgramCache::instance().get(*device_, source_.source, joined);

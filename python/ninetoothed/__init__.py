@@ -5,6 +5,7 @@ The names here mirror upstream NineToothed's documented API. `Symbol` and
 """
 
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
+from ninetoothed._core import current_device, list_devices, select_device
 from ninetoothed.kernel import jit, make
 
 bfloat16 = DType.bfloat16
@@ -25,6 +26,9 @@ __all__ = [
     "Tensor",
     "make",
     "jit",
+    "current_device",
+    "list_devices",
+    "select_device",
     "block_size",
     "eval",
     "subs",

@@ -131,14 +131,14 @@ class Emitter {
       if (p.scalar) {
         if (p.constexpr_) continue;
         params.push_back(compute_type(p.dtype) + " nt_s" + std::to_string(i));
-        out.args.push_back({KernelArg::Kind::Scalar, pi});
+        out.args.push_back({KernelArg::Kind::Scalar, pi, -1, ""});
         continue;
       }
       std::string name = "nt_p" + std::to_string(i);
       params.push_back("__global " + storage_type(p.dtype) + "* " + name + "_data");
-      out.args.push_back({KernelArg::Kind::Buffer, pi});
+      out.args.push_back({KernelArg::Kind::Buffer, pi, -1, ""});
       params.push_back("long " + name + "_offset");
-      out.args.push_back({KernelArg::Kind::Offset, pi});
+      out.args.push_back({KernelArg::Kind::Offset, pi, -1, ""});
       prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " +
                          name + "_offset;");
       const Tensor& src = p.arranged->source_ref();

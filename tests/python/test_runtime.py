@@ -1,0 +1,57 @@
+"""The OpenCL runtime as Python sees it: devices, build failures, resource limits."""
+
+import os
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+
+
+def test_default_device_is_a_cpu_and_listed():
+    devices = ninetoothed.list_devices()
+    assert devices, "no OpenCL device"
+    current = ninetoothed.current_device()
+    assert current["is_cpu"]
+    assert current["name"] in [d["name"] for d in devices]
+
+
+def test_select_device_by_index_and_unknown_selector():
+    current = ninetoothed.current_device()
+    assert ninetoothed.select_device(str(current["index"]))["name"] == current["name"]
+    with pytest.raises(RuntimeError, match="no-such-device"):
+        ninetoothed.select_device("no-such-device")
+
+
+def test_build_failure_carries_the_log_and_the_saved_source():
+    source = "__kernel void broken(__global float* p) { p[0] = undefined_name; }"
+    with pytest.raises(RuntimeError) as raised:
+        ninetoothed._core.build_opencl(source)
+    message = str(raised.value)
+    assert "undefined_name" in message  # the compiler's log
+    saved = message.split("source saved to ")[1].split()[0].rstrip(";")
+    assert os.path.exists(saved)
+    with open(saved) as f:
+        assert f.read() == source
+
+
+def test_blocks_too_large_for_private_memory_are_refused():
+    block = Symbol("BLOCK", constexpr=True)
+
+    def arrangement(input, output):
+        return input.tile((1, block)), output.tile((1, block))
+
+    def application(input, output):
+        loaded = input
+        output = loaded - ntl.max(loaded)  # noqa: F841
+
+    kernel = ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2)))
+    input = torch.randn(2, 8)
+    output = torch.full((2, 8), float("nan"))
+    with pytest.raises(ValueError, match="private memory"):
+        kernel(input, output, BLOCK=2**20)
+    assert torch.isnan(output).all()
+    kernel(input, output, BLOCK=8)
+    assert torch.equal(output, input - input.max(dim=1, keepdim=True).values)
