@@ -91,8 +91,17 @@ class Kernel:
         self._compiled = {}
         self._last = None
         # Trace once with the declared dtypes (float32 where none is declared),
-        # so that errors in the application surface at make() time.
-        self._last = self._specialize(tuple(self._default_key(p) for p in self._params))
+        # so that unsupported syntax surfaces at make() time. Other errors may
+        # depend on the dtypes the arguments will have; they wait for a launch.
+        try:
+            self._last = self._specialize(self._default_signature())
+        except (SyntaxError, NameError):
+            raise
+        except Exception:  # noqa: BLE001 - raised again by the launch that has real dtypes
+            pass
+
+    def _default_signature(self):
+        return tuple(self._default_key(p) for p in self._params)
 
     # --- specialisation ---------------------------------------------------------
 
@@ -126,12 +135,12 @@ class Kernel:
     @property
     def source(self):
         """The OpenCL C of the most recently used specialisation."""
-        return self._last.source
+        return (self._last or self._specialize(self._default_signature())).source
 
     @property
     def ir(self):
         """The lowered kernel IR of the most recently used specialisation, as text."""
-        return self._last.ir
+        return (self._last or self._specialize(self._default_signature())).ir
 
     # --- launch -----------------------------------------------------------------
 

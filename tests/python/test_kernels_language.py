@@ -314,3 +314,44 @@ def test_reduction_along_axis(name, axis, m, n):
     reduction_kernel(name, axis)(input, output, **tiles)
 
     assert_close(output, reference(input.double(), dim=axis), **tolerance)
+
+
+# --- Control flow: runtime loops and branches on scalars, helpers with return values ---------
+
+CF_BLOCK = Symbol("CF_BLOCK", constexpr=True)
+
+
+def _scale_and_shift(value, scale):
+    return value * scale + 1
+
+
+def control_flow_arrangement(x, n, z):
+    return x.tile((1, CF_BLOCK)), n, z.tile((1, CF_BLOCK))
+
+
+def control_flow_application(x, n, z):
+    total = 0.0
+    for i in range(n):
+        total += ntl.sum(x)
+    y = _scale_and_shift(x, 2)
+    if total > 0:
+        z = y + total
+    else:
+        z = y - total
+    z = ntl.where(x > 0, z, 0.0) if n > 1 else z  # reads back what was stored
+
+
+@pytest.mark.parametrize("rows, cols, n", ((5, 7, 3), (9, 16, 1), (1, 3, 0)))
+def test_control_flow_and_helpers(rows, cols, n):
+    kernel = ninetoothed.make(
+        control_flow_arrangement, control_flow_application, (Tensor(2), Tensor(0), Tensor(2))
+    )
+    x = torch.randn(rows, cols)
+    z = torch.full((rows, cols), float("nan"))
+    kernel(x, n, z, CF_BLOCK=16)
+    wide = x.double()
+    total = n * wide.sum(1, keepdim=True)
+    reference = torch.where(total > 0, wide * 2 + 1 + total, wide * 2 + 1 - total)
+    if n > 1:
+        reference = torch.where(wide > 0, reference, torch.zeros((), dtype=torch.float64))
+    torch.testing.assert_close(z.double(), reference, rtol=1e-5, atol=1e-5)
