@@ -608,16 +608,59 @@ class Emitter {
       std::string acc = fresh("nt_acc"), best = fresh("nt_best");
       line_((arg ? xt : ct) + " " + acc + " = " + init + ";");
       if (arg) line_("int " + best + " = 0;");
-      loops(reduced, [&](const std::vector<Expr>& inner) {
+      auto element = [&](const std::vector<Expr>& inner) {
         std::vector<Expr> full;
         size_t ko = 0, ri = 0;
         for (size_t d = 0; d < shape.size(); ++d) {
           bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
           full.push_back(r ? inner[ri++] : outer[ko++]);
         }
-        std::string value = "(" + (arg ? xt : ct) + ")(" + elem(x, full) + ")";
-        combine(acc, best, value, c(flat_index(reduced, inner)));
-      });
+        return "(" + (arg ? xt : ct) + ")(" + elem(x, full) + ")";
+      };
+      if (arg || reduced.empty()) {
+        loops(reduced, [&](const std::vector<Expr>& inner) {
+          combine(acc, best, element(inner), c(flat_index(reduced, inner)));
+        });
+      } else {
+        // Independent partial results over lanes of the last reduced dim:
+        // no chain of dependent operations, and a vectorisable inner loop.
+        int lanes = ct == "double" || ct == "long" || ct == "ulong" ? 8 : 16;
+        std::string parts = fresh("nt_parts"), lane_count = std::to_string(lanes);
+        line_(ct + " " + parts + "[" + lane_count + "];");
+        line_("for (int l = 0; l < " + lane_count + "; ++l) " + parts + "[l] = " + init + ";");
+        std::vector<Expr> head(reduced.begin(), reduced.end() - 1);
+        const Expr& last = reduced.back();
+        loops(head, [&](const std::vector<Expr>& inner_head) {
+          std::string size = c(simplify(last, env_));
+          std::string block = fresh("eo"), lane = fresh("l"), rest = fresh("e");
+          SymbolAttrs attrs;
+          attrs.lower_bound = 0;
+          env_.set(block, 0, std::nullopt);
+          env_.set_symbolic(block, Expr(0), sub(last, 1));
+          env_.set(lane, 0, lanes - 1);
+          env_.set_symbolic(lane, Expr(0), sub(last, 1));
+          env_.set(rest, 0, std::nullopt);
+          env_.set_symbolic(rest, Expr(0), sub(last, 1));
+          open("for (long " + block + " = 0; " + block + " + " + lane_count + " <= " + size + "; " + block +
+               " += " + lane_count + ")");
+          open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+          std::vector<Expr> index = inner_head;
+          index.push_back(add(var(block, attrs), var(lane, attrs)));
+          combine(parts + "[" + lane + "]", best, element(index), "");
+          close();
+          close();
+          open("for (long " + rest + " = " + size + " / " + lane_count + " * " + lane_count + "; " + rest +
+               " < " + size + "; ++" + rest + ")");
+          index = inner_head;
+          index.push_back(var(rest, attrs));
+          combine(parts + "[0]", best, element(index), "");
+          close();
+        });
+        line_("for (int l = 0; l < " + lane_count + "; ++l) {");
+        ++indent_;
+        combine(acc, best, parts + "[l]", "");
+        close();
+      }
       std::vector<Expr> out_index = outer;
       if (v->keep_dims) {
         out_index.clear();
