@@ -14,6 +14,7 @@ speed-up = theirs / ours (higher is better).
 import argparse
 import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -21,59 +22,16 @@ import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Symbol, Tensor
+from ninetoothed import Tensor
 from ninetoothed._core import current_device
 
-# --- The kernels, as the tutorial and tests/python/test_kernels_tutorial.py write them --------
+# --- The kernels: the tutorial's, from the main job's examples, and rms_norm -------------------
 
-BLOCK_SIZE = Symbol("BLOCK_SIZE", constexpr=True)
-
-
-def add_arrangement(x, y, z, BLOCK_SIZE=ninetoothed.block_size()):
-    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
-
-
-def add_application(x, y, z):
-    z = x + y  # noqa: F841
-
-
-BLOCK_SIZE_M = ninetoothed.block_size()
-BLOCK_SIZE_N = ninetoothed.block_size()
-BLOCK_SIZE_K = ninetoothed.block_size()
-
-
-def matmul_arrangement(input, other, output):
-    output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
-
-    input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K))
-    input_arranged = input_arranged.tile((1, -1))
-    input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
-    input_arranged.dtype = input_arranged.dtype.squeeze(0)
-
-    other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N))
-    other_arranged = other_arranged.tile((-1, 1))
-    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
-    other_arranged.dtype = other_arranged.dtype.squeeze(1)
-
-    return input_arranged, other_arranged, output_arranged
-
-
-def matmul_application(input, other, output):
-    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
-    for k in range(input.shape[0]):
-        accumulator += ntl.dot(input[k], other[k])
-    output = accumulator  # noqa: F841
-
-
-def softmax_arrangement(input, output):
-    return input.tile((1, BLOCK_SIZE)), output.tile((1, BLOCK_SIZE))
-
-
-def softmax_application(input, output):
-    row_minus_max = input - ntl.max(input)
-    numerator = ntl.exp(row_minus_max)
-    denominator = ntl.sum(numerator)
-    output = numerator / denominator  # noqa: F841
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from tutorial_kernels import BLOCK_SIZE  # noqa: E402
+from tutorial_kernels import add_kernel as add  # noqa: E402
+from tutorial_kernels import matmul_kernel as matmul  # noqa: E402
+from tutorial_kernels import softmax_kernel as softmax  # noqa: E402
 
 
 def rms_norm_arrangement(input, eps, num_cols, output):
@@ -84,11 +42,6 @@ def rms_norm_application(input, eps, num_cols, output):
     output = input * ntl.rsqrt(ntl.sum(input * input) / num_cols + eps)  # noqa: F841
 
 
-add = ninetoothed.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1)))
-matmul = ninetoothed.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2)))
-softmax = ninetoothed.make(
-    softmax_arrangement, softmax_application, (Tensor(2, other=float("-inf")), Tensor(2))
-)
 rms_norm = ninetoothed.make(
     rms_norm_arrangement, rms_norm_application, (Tensor(2), Tensor(0), Tensor(0), Tensor(2))
 )
