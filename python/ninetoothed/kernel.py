@@ -15,7 +15,7 @@ from ninetoothed._core import DType, Tensor
 from ninetoothed._frontend import Parameter, Tracer
 
 _NUMPY_DTYPES = {
-    "bool": DType.boolean if hasattr(DType, "boolean") else None,
+    "bool": getattr(DType, "bool"),
     "float16": DType.float16,
     "float32": DType.float32,
     "float64": DType.float64,
@@ -45,9 +45,8 @@ def _torch_dtypes():
         torch.int32: DType.int32,
         torch.int64: DType.int64,
         torch.uint8: DType.uint8,
+        torch.bool: getattr(DType, "bool"),
     }
-    if _NUMPY_DTYPES["bool"] is not None:
-        table[torch.bool] = _NUMPY_DTYPES["bool"]
     return table
 
 

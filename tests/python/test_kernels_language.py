@@ -355,3 +355,32 @@ def test_control_flow_and_helpers(rows, cols, n):
     if n > 1:
         reference = torch.where(wide > 0, reference, torch.zeros((), dtype=torch.float64))
     torch.testing.assert_close(z.double(), reference, rtol=1e-5, atol=1e-5)
+
+
+# --- Boolean tensors: masks read and written -----------------------------------------------
+
+
+def _select_arrangement(m, x, z, BLOCK_SIZE=ninetoothed.block_size()):
+    return m.tile((BLOCK_SIZE,)), x.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
+
+
+def _select_application(m, x, z):
+    z = ntl.where(m, x, -x)  # noqa: F841
+
+
+def _compare_application(x, y, m):
+    m = x > y  # noqa: F841
+
+
+@pytest.mark.parametrize("n", (1, 1001, 4099))
+def test_boolean_tensors(n):
+    select = ninetoothed.make(_select_arrangement, _select_application, (Tensor(1), Tensor(1), Tensor(1)))
+    compare = ninetoothed.make(_select_arrangement, _compare_application, (Tensor(1), Tensor(1), Tensor(1)))
+    mask = torch.rand(n) > 0.5
+    x, y = torch.randn(n), torch.randn(n)
+    z = torch.full((n,), float("nan"))
+    select(mask, x, z)
+    assert torch.equal(z, torch.where(mask, x, -x))
+    out = ~(x > y)  # poisoned: the opposite of the answer
+    compare(x, y, out)
+    assert torch.equal(out, x > y)
