@@ -229,6 +229,9 @@ void bind_kernel(py::module_& m) {
   m.def("block_full", [](const py::object& shape, const py::object& value, DType dtype) {
     return Block{ir::full(to_shape(shape), to_value(value), dtype)};
   });
+  m.def("block_fma", [](const py::object& a, const py::object& b, const py::object& c) {
+    return Block{ir::fma(to_value(a), to_value(b), to_value(c))};
+  });
   m.def("block_loop_var", [](const std::string& name) { return Block{ir::loop_var(name)}; });
   m.def("is_block", [](const py::handle& o) { return py::isinstance<Block>(o); });
 
@@ -247,6 +250,8 @@ void bind_kernel(py::module_& m) {
              for (const py::handle& i : indices) values.push_back(to_value(i));
              return Block{b.load(param, values)};
            })
+      .def("program_id", [](ir::Builder& b, int axis) { return Block{b.program_id(axis)}; })
+      .def("num_programs", [](ir::Builder& b, int axis) { return Block{b.num_programs(axis)}; })
       .def("middle_shape",
            [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
       .def("block_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).block_shape()); })

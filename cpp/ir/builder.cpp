@@ -306,6 +306,15 @@ Value dot(const Value& a, const Value& b) {
   return make(std::move(node));
 }
 
+Value fma(const Value& a, const Value& b, const Value& c) {
+  std::vector<Expr> shape = broadcast_shapes(a->type.shape, broadcast_shapes(b->type.shape, c->type.shape));
+  DType dtype = promote(a->type, Type{promote(b->type, c->type), {}, b->type.weak && c->type.weak});
+  if (!dtype_is_float(dtype)) dtype = DType::float32;
+  ValueNode node{ValueKind::Fma, Type{dtype, shape}};
+  for (const Value* v : {&a, &b, &c}) node.operands.push_back(broadcast_to(cast(*v, dtype), shape));
+  return make(std::move(node));
+}
+
 // ---------------------------------------------------------------------------
 
 Builder::Builder(std::string kernel_name) { kernel_.name = std::move(kernel_name); }
@@ -336,6 +345,29 @@ Value Builder::load(int param, const std::vector<Value>& indices) {
   node.param = param;
   node.operands = indices;
   return make(std::move(node));
+}
+
+namespace {
+
+const std::vector<Expr>& outermost_shape(const Kernel& kernel) {
+  for (const Param& p : kernel.params) {
+    if (!p.scalar) return p.arranged->shape();
+  }
+  throw ValueError("a kernel without tensors has no programs to index");
+}
+
+}  // namespace
+
+Value Builder::program_id(int axis) const {
+  const auto& shape = outermost_shape(kernel_);
+  ValueNode node{ValueKind::ProgramId, scalar_type(DType::int64)};
+  node.axis = normalize_axis(axis, shape.size(), "program_id");
+  return make(std::move(node));
+}
+
+Value Builder::num_programs(int axis) const {
+  const auto& shape = outermost_shape(kernel_);
+  return typed_constant(shape[normalize_axis(axis, shape.size(), "num_programs")], DType::int64);
 }
 
 Value Builder::scalar_param(int param) {

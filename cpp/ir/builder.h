@@ -33,6 +33,7 @@ Value broadcast_to(const Value& x, const std::vector<Expr>& shape);
 Value trans(const Value& x);
 Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dims);
 Value dot(const Value& a, const Value& b);
+Value fma(const Value& a, const Value& b, const Value& c);
 
 // The dtype two operands compute in.
 DType promote(const Type& a, const Type& b);
@@ -50,6 +51,10 @@ class Builder {
   const Param& param(int index) const { return kernel_.params.at(index); }
 
   Value load(int param, const std::vector<Value>& indices);
+  // The current program's index along outermost dimension `axis`, and the
+  // number of programs along it.
+  Value program_id(int axis) const;
+  Value num_programs(int axis) const;
   Value scalar_param(int param);
 
   // Statements, appended to the innermost open block.

@@ -52,6 +52,8 @@ enum class ValueKind {
   Trans,        // a 2-D block transposed
   Reduce,       // op: ReduceFn; axis (-1: everything); keep_dims
   Dot,          // operands: a (M x K), b (K x N)
+  Fma,          // operands: a * b + c rounded once (all the result's shape)
+  ProgramId,    // axis: the current program's index along that outermost dimension
 };
 
 enum class UnaryFn {

@@ -60,6 +60,7 @@ class Verifier {
         break;
       case ValueKind::Binary:
       case ValueKind::Where:
+      case ValueKind::Fma:
         for (const Value& o : v->operands) same_shape(o->type, v->type, where);
         break;
       case ValueKind::Full:

@@ -17,6 +17,7 @@ import functools
 import inspect
 import operator
 import textwrap
+import threading
 import types
 
 from ninetoothed import _core
@@ -42,6 +43,17 @@ _COMPARE = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
 }
+
+
+_tracing = threading.local()
+
+
+def current_builder():
+    """The Builder of the application being traced (for ntl.program_id and friends)."""
+    builder = getattr(_tracing, "builder", None)
+    if builder is None:
+        raise RuntimeError("this ntl function can be called only inside an application being traced")
+    return builder
 
 
 class Parameter:
@@ -188,12 +200,14 @@ class Tracer:
         """Runs `application` with `arguments` (Parameters, blocks, values)."""
         frame, body = self._enter(application, arguments, write_backs=None)
         previous, self.frame = self.frame, frame
+        outer_builder, _tracing.builder = getattr(_tracing, "builder", None), self.builder
         try:
             self._statements(body, top_level=True)
         except _Return:
             pass
         finally:
             self.frame = previous
+            _tracing.builder = outer_builder
 
     def _enter(self, function, arguments, write_backs):
         node, filename, first_line = _function_ast(function)

@@ -99,6 +99,30 @@ def cast(input, dtype):
     return _core.block_cast(_block(input), dtype)
 
 
+def fma(x, y, z):
+    """`x * y + z` rounded once, elementwise."""
+    return _core.block_fma(_block(x), _block(y), _block(z))
+
+
+def cdiv(x, y):
+    """`x` divided by `y`, rounded up (for non-negative operands)."""
+    return (_block(x) + _block(y) - 1) // _block(y)
+
+
+def program_id(axis):
+    """The current program's index along outermost dimension `axis`."""
+    from ninetoothed._frontend import current_builder
+
+    return current_builder().program_id(axis)
+
+
+def num_programs(axis):
+    """The number of programs along outermost dimension `axis`."""
+    from ninetoothed._frontend import current_builder
+
+    return current_builder().num_programs(axis)
+
+
 def _unary(name, doc):
     def function(x):
         return _core.block_unary(name, _block(x))

@@ -384,3 +384,64 @@ def test_boolean_tensors(n):
     out = ~(x > y)  # poisoned: the opposite of the answer
     compare(x, y, out)
     assert torch.equal(out, x > y)
+
+
+# --- Program indices, fma, cdiv and compile-time branches on constexpr scalars ------------------
+
+PID_BLOCK = Symbol("PID_BLOCK", constexpr=True)
+
+
+def _pid_arrangement(x, y, z, flag):
+    return x.tile((2, PID_BLOCK)), y.tile((2, PID_BLOCK)), z.tile((2, PID_BLOCK)), flag
+
+
+def _pid_application(x, y, z, flag):
+    if flag:
+        z = ntl.fma(x, y, 1.0) + ntl.program_id(0) * 100 + ntl.program_id(-1) * 1000 + ntl.num_programs(1) * 10000
+    else:
+        z = ntl.cdiv(ntl.program_id(1) + 5, 2)  # noqa: F841
+
+
+@pytest.mark.parametrize("rows, cols", ((5, 9), (1, 1), (8, 12)))
+def test_program_ids_fma_cdiv_and_constexpr_branches(rows, cols):
+    kernel = ninetoothed.make(
+        _pid_arrangement, _pid_application, (Tensor(2), Tensor(2), Tensor(2), Tensor(0, constexpr=True))
+    )
+    x, y = torch.randn(rows, cols), torch.randn(rows, cols)
+    block_rows = torch.arange(rows)[:, None] // 2
+    block_cols = torch.arange(cols)[None, :] // 4
+    z = torch.full((rows, cols), float("nan"))
+    kernel(x, y, z, True, PID_BLOCK=4)
+    reference = x.double() * y.double() + 1 + block_rows * 100 + block_cols * 1000 + ((cols + 3) // 4) * 10000
+    torch.testing.assert_close(z.double(), reference, rtol=1e-6, atol=1e-4)
+    z = torch.full((rows, cols), float("nan"))
+    kernel(x, y, z, False, PID_BLOCK=4)
+    assert torch.equal(z, ((block_cols + 6) // 2).float().expand(rows, cols))
+
+
+# --- More math and index reductions ---------------------------------------------------------------
+
+MATH_BLOCK = Symbol("MATH_BLOCK", constexpr=True)
+
+
+def _rows_arrangement(x, values, indices):
+    return x.tile((1, MATH_BLOCK)), values.tile((1, MATH_BLOCK)), indices.tile((1, 1))
+
+
+def _rows_application(x, values, indices):
+    values = ntl.sin(x) + ntl.cos(x) * ntl.erf(x) + ntl.floor(x) - ntl.ceil(x)
+    indices = ntl.argmax(x, axis=1, keep_dims=True) * 1000 + ntl.argmin(x, axis=1, keep_dims=True)  # noqa: F841
+
+
+@pytest.mark.parametrize("rows, cols", ((3, 7), (1, 1), (6, 16)))
+def test_more_math_and_index_reductions(rows, cols):
+    kernel = ninetoothed.make(_rows_arrangement, _rows_application, (Tensor(2, other=float("nan")), Tensor(2), Tensor(2)))
+    x = torch.randn(rows, cols) * 3
+    values = torch.full((rows, cols), float("nan"))
+    indices = torch.full((rows, 1), -1, dtype=torch.int32)
+    kernel(x, values, indices, MATH_BLOCK=cols)
+    wide = x.double()
+    reference = torch.sin(wide) + torch.cos(wide) * torch.erf(wide) + torch.floor(wide) - torch.ceil(wide)
+    torch.testing.assert_close(values.double(), reference, rtol=1e-5, atol=1e-5)
+    expected = x.argmax(dim=1, keepdim=True) * 1000 + x.argmin(dim=1, keepdim=True)
+    assert torch.equal(indices.long(), expected)

@@ -435,6 +435,10 @@ class Emitter {
       }
       case ValueKind::Trans:
         return elem(ops[0], {index[1], index[0]});
+      case ValueKind::Fma:
+        return "fma(" + elem(ops[0], index) + ", " + elem(ops[1], index) + ", " + elem(ops[2], index) + ")";
+      case ValueKind::ProgramId:
+        return "nt_pid_" + std::to_string(v->axis);
       case ValueKind::Reduce:
       case ValueKind::Dot:
         throw std::logic_error("codegen: reduction or dot not materialised");
