@@ -250,6 +250,8 @@ void bind_kernel(py::module_& m) {
              for (const py::handle& i : indices) values.push_back(to_value(i));
              return Block{b.load(param, values)};
            })
+      .def("offsets", [](ir::Builder& b, const Block& block,
+                         std::optional<int> dim) { return Block{b.offsets(block.value, dim)}; })
       .def("program_id", [](ir::Builder& b, int axis) { return Block{b.program_id(axis)}; })
       .def("num_programs", [](ir::Builder& b, int axis) { return Block{b.num_programs(axis)}; })
       .def("middle_shape",

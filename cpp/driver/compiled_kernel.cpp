@@ -200,7 +200,16 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
                          std::to_string(*n) + " in dimension " + std::to_string(d) + ", got " +
                          std::to_string(t.shape[d]));
       }
-      values.emplace(src.stride_symbol(d)->name, Expr(t.strides[d]));
+      // Parameters arranged from one source tensor share its size and stride
+      // symbols: their arguments must agree.
+      const std::string stride = src.stride_symbol(d)->name;
+      auto [it, inserted] = values.emplace(stride, Expr(t.strides[d]));
+      if (!inserted && it->second.as_int() != t.strides[d]) {
+        throw ValueError("'" + stride + "' is " + to_python(it->second) + " but argument " +
+                         std::to_string(i) + " ('" + p.name + "') has stride " +
+                         std::to_string(t.strides[d]) + " in dimension " + std::to_string(d) +
+                         " (parameters arranged from one Tensor share its strides)");
+      }
     }
   }
   // The outermost shapes agree: that many programs.

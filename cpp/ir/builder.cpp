@@ -365,6 +365,18 @@ Value Builder::program_id(int axis) const {
   return make(std::move(node));
 }
 
+Value Builder::offsets(const Value& load, std::optional<int> dim) const {
+  if (load->kind != ValueKind::Load) {
+    throw TypeError("offsets() is defined on a parameter's block (p or p[k]), not on computed values");
+  }
+  const Param& p = kernel_.params.at(load->param);
+  ValueNode node{ValueKind::Offsets, Type{DType::int64, load->type.shape}};
+  node.param = load->param;
+  node.operands = load->operands;
+  node.axis = dim ? normalize_axis(*dim, p.arranged->source_ref().ndim(), "offsets") : -1;
+  return make(std::move(node));
+}
+
 Value Builder::num_programs(int axis) const {
   const auto& shape = outermost_shape(kernel_);
   return typed_constant(shape[normalize_axis(axis, shape.size(), "num_programs")], DType::int64);

@@ -54,6 +54,9 @@ class Builder {
   // The current program's index along outermost dimension `axis`, and the
   // number of programs along it.
   Value program_id(int axis) const;
+  // The source coordinates along source dim `dim` (nullopt: the flat
+  // offsets, over the source's strides) of a Load's block elements.
+  Value offsets(const Value& load, std::optional<int> dim) const;
   Value num_programs(int axis) const;
   Value scalar_param(int param);
 

@@ -54,6 +54,7 @@ enum class ValueKind {
   Dot,          // operands: a (M x K), b (K x N)
   Fma,          // operands: a * b + c rounded once (all the result's shape)
   ProgramId,    // axis: the current program's index along that outermost dimension
+  Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets) of each block element
 };
 
 enum class UnaryFn {

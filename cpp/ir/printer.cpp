@@ -64,6 +64,9 @@ std::string to_string(const Value& v) {
       return std::string(reduce_fn_name(static_cast<ReduceFn>(v->op))) + "(" + to_string(ops[0]) +
              (v->axis >= 0 ? ", axis=" + std::to_string(v->axis) : "") + (v->keep_dims ? ", keep_dims" : "") +
              ")";
+    case ValueKind::Offsets:
+      return "offsets(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") +
+             (v->axis >= 0 ? ", dim=" + std::to_string(v->axis) : "") + ")";
     case ValueKind::Fma:
       return "fma(" + list(ops) + ")";
     case ValueKind::ProgramId:

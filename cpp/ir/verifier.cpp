@@ -43,8 +43,9 @@ class Verifier {
     switch (v->kind) {
       case ValueKind::ScalarParam:
       case ValueKind::Load:
+      case ValueKind::Offsets:
         if (v->param < 0 || v->param >= static_cast<int>(kernel_.params.size())) fail("unknown param", where);
-        if (v->kind == ValueKind::Load &&
+        if (v->kind != ValueKind::ScalarParam &&
             v->operands.size() != kernel_.params[v->param].middle_shape().size()) {
           fail("wrong number of level indices", where);
         }

@@ -116,6 +116,12 @@ Expr TensorAccess::offset_at(const std::vector<Expr>& index) const {
   return substitute(offset, m);
 }
 
+Expr TensorAccess::coordinate_at(size_t dim, const std::vector<Expr>& index) const {
+  SymbolMap m;
+  for (size_t d = 0; d < index.size(); ++d) m.emplace("nt_e_" + std::to_string(d), index[d]);
+  return substitute(coordinates.at(dim), m);
+}
+
 std::vector<Expr> TensorAccess::conditions_at(const std::vector<Expr>& index, bool fast) const {
   SymbolMap m;
   for (size_t d = 0; d < index.size(); ++d) m.emplace("nt_e_" + std::to_string(d), index[d]);
@@ -159,7 +165,9 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   const Tensor& src = arranged.source_ref();
   Expr offset = Expr(0);
   for (size_t d = 0; d < source.coordinates.size(); ++d) {
-    offset = add(offset, mul(substitute(source.coordinates[d], replacements), src.stride_symbol(d)));
+    Expr coordinate = substitute(source.coordinates[d], replacements);
+    access.coordinates.push_back(simplify(coordinate, env));
+    offset = add(offset, mul(coordinate, src.stride_symbol(d)));
   }
   access.offset = simplify(offset, env);
   for (const Expr& condition : source.conditions) {

@@ -27,6 +27,7 @@ Expr element_index(size_t d);
 
 struct TensorAccess {
   Expr offset;                    // in elements, from the source's first element
+  std::vector<Expr> coordinates;  // per source dimension
   std::vector<Expr> hoistable;    // monotone in the element indices
   std::vector<Expr> per_element;  // the other conditions
   std::vector<Expr> block_test;   // per hoistable condition: it holds over the whole block
@@ -37,6 +38,7 @@ struct TensorAccess {
   std::vector<Expr> conditions() const;
   // The access at element indices `index` (Exprs replacing nt_e_d).
   Expr offset_at(const std::vector<Expr>& index) const;
+  Expr coordinate_at(size_t dim, const std::vector<Expr>& index) const;
   std::vector<Expr> conditions_at(const std::vector<Expr>& index, bool fast) const;
 };
 

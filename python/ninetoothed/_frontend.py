@@ -91,6 +91,15 @@ class Parameter:
     def to(self, dtype):
         return self._ninetoothed_block().to(dtype)
 
+    def offsets(self, dim=None):
+        """The source coordinates of the block's elements along source dim `dim` (flat offsets if None)."""
+        return self._builder.offsets(self._ninetoothed_block(), dim)
+
+    @property
+    def source(self):
+        """The whole tensor this parameter was arranged from."""
+        return _Source(self._arranged.source)
+
     def __repr__(self):
         return f"<parameter {self._name}>"
 
@@ -126,6 +135,29 @@ for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt)
     setattr(Parameter, f"__{_name}__", _operator_method(_op))
 Parameter.__neg__ = lambda self: -self._ninetoothed_block()
 Parameter.__invert__ = lambda self: ~self._ninetoothed_block()
+
+
+class _Source:
+    """A parameter's source tensor inside an application (its shape, for now)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    @property
+    def shape(self):
+        return self._tensor.shape
+
+    @property
+    def ndim(self):
+        return self._tensor.ndim
+
+
+def _block_offsets(block, dim=None):
+    """`p[k].offsets(dim)`: the source coordinates of a loaded block's elements."""
+    return current_builder().offsets(block, dim)
+
+
+_core.Block.offsets = _block_offsets
 
 
 class _Local:

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Tensor
 
 
@@ -34,3 +35,67 @@ def test_sliced_views_given_as_non_tensor_arguments(input_shape, output_shape, i
     expected = numpy.full(output_shape, numpy.nan, dtype=numpy.float32)
     expected[output_slices] = input.numpy()[input_slices] * 2  # numpy: negative steps allowed
     assert torch.allclose(output, torch.from_numpy(expected), equal_nan=True)
+
+
+OFFSET_ROWS = ninetoothed.Symbol("OFFSET_ROWS", constexpr=True)
+OFFSET_COLS = ninetoothed.Symbol("OFFSET_COLS", constexpr=True)
+
+
+def _offsets_arrangement(x, rows, cols, flat):
+    tile = (OFFSET_ROWS, OFFSET_COLS)
+    return x.tile(tile), rows.tile(tile), cols.tile(tile), flat.tile(tile)
+
+
+def _offsets_application(x, rows, cols, flat):
+    rows = x.offsets(0)
+    cols = x.offsets(-1) + x.source.shape[1] * 1000
+    flat = x.offsets()  # noqa: F841
+
+
+@pytest.mark.parametrize("transposed", (False, True))
+def test_offsets_and_source_shape(transposed):
+    x = torch.randn(10, 7).t() if transposed else torch.randn(7, 10)
+    outputs = [torch.full((7, 10), -1, dtype=torch.int64) for _ in range(3)]
+    kernel = ninetoothed.make(_offsets_arrangement, _offsets_application, tuple(Tensor(2) for _ in range(4)))
+    kernel(x, *outputs, OFFSET_ROWS=4, OFFSET_COLS=4)
+    rows, cols = torch.arange(7)[:, None], torch.arange(10)[None, :]
+    assert torch.equal(outputs[0], rows.expand(7, 10))
+    assert torch.equal(outputs[1], cols.expand(7, 10) + 10000)
+    assert torch.equal(outputs[2], rows * x.stride(0) + cols * x.stride(1))
+
+
+ROW_BLOCK = ninetoothed.Symbol("ROW_BLOCK", constexpr=True)
+
+
+def _even_columns_arrangement(x, output):
+    x_arranged = x.tile((1, ROW_BLOCK)).tile((1, -1))
+    x_arranged.dtype = x_arranged.dtype.squeeze(0)
+    return x_arranged, output.tile((1, 1))
+
+
+def _even_columns_application(x, output):
+    total = ntl.zeros((1, ROW_BLOCK), dtype=ntl.float32)
+    for k in range(x.shape[0]):
+        columns = x[k].offsets(1)
+        total += ntl.where((columns % 2 == 0) & (columns < x.source.shape[1]), x[k], 0.0)
+    output = ntl.sum(total, axis=1, keep_dims=True)  # noqa: F841
+
+
+@pytest.mark.parametrize("rows, cols", ((3, 17), (1, 1), (5, 64)))
+def test_offsets_of_indexed_middle_levels(rows, cols):
+    kernel = ninetoothed.make(_even_columns_arrangement, _even_columns_application, (Tensor(2), Tensor(2)))
+    x = torch.randn(rows, cols)
+    output = torch.full((rows, 1), float("nan"))
+    kernel(x, output, ROW_BLOCK=8)
+    expected = x.double()[:, ::2].sum(1, keepdim=True)
+    torch.testing.assert_close(output.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_parameters_sharing_a_source_must_agree_on_strides():
+    shared = Tensor(2)
+    kernel = ninetoothed.make(_offsets_arrangement, _offsets_application, (shared,) * 4)
+    x = torch.randn(10, 7).t()
+    outputs = [torch.full((7, 10), -1, dtype=torch.int64) for _ in range(3)]
+    with pytest.raises(ValueError, match="share its strides"):
+        kernel(x, *outputs, OFFSET_ROWS=4, OFFSET_COLS=4)
+    assert all((o == -1).all() for o in outputs)

@@ -437,6 +437,11 @@ class Emitter {
         return elem(ops[0], {index[1], index[0]});
       case ValueKind::Fma:
         return "fma(" + elem(ops[0], index) + ", " + elem(ops[1], index) + ", " + elem(ops[2], index) + ")";
+      case ValueKind::Offsets: {
+        const lower::TensorAccess& a = access_of(v);
+        Expr e = v->axis < 0 ? a.offset_at(index) : a.coordinate_at(v->axis, index);
+        return "(" + c(simplify(e, env_)) + ")";
+      }
       case ValueKind::ProgramId:
         return "nt_pid_" + std::to_string(v->axis);
       case ValueKind::Reduce:
