@@ -252,6 +252,18 @@ void bind_kernel(py::module_& m) {
            })
       .def("offsets", [](ir::Builder& b, const Block& block,
                          std::optional<int> dim) { return Block{b.offsets(block.value, dim)}; })
+      .def("pointer_base", [](ir::Builder& b, int param) { return Block{b.pointer_base(param)}; })
+      .def("load_pointer",
+           [](ir::Builder& b, const py::object& pointers, const py::object& mask, const py::object& other) {
+             return Block{b.load_pointer(to_value(pointers), mask.is_none() ? Value() : to_value(mask),
+                                         other.is_none() ? Value() : to_value(other))};
+           })
+      .def("store_pointer",
+           [](ir::Builder& b, const py::object& pointers, const py::object& value, const py::object& mask,
+              bool atomic_add) {
+             b.store_pointer(to_value(pointers), to_value(value), mask.is_none() ? Value() : to_value(mask),
+                             atomic_add);
+           })
       .def("program_id", [](ir::Builder& b, int axis) { return Block{b.program_id(axis)}; })
       .def("num_programs", [](ir::Builder& b, int axis) { return Block{b.num_programs(axis)}; })
       .def("middle_shape",

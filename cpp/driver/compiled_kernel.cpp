@@ -44,7 +44,10 @@ void collect_symbols(const Expr& e, std::map<std::string, SymbolAttrs>& out) {
 
 void collect_written(const ir::StmtList& stmts, std::vector<bool>& written) {
   for (const ir::Stmt& s : stmts) {
-    if (s->kind == ir::StmtKind::Store) written[s->param] = true;
+    if (s->kind == ir::StmtKind::Store || s->kind == ir::StmtKind::StorePointer ||
+        s->kind == ir::StmtKind::AtomicAdd) {
+      written[s->param] = true;
+    }
     collect_written(s->body, written);
     collect_written(s->orelse, written);
   }
@@ -280,9 +283,12 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
                             written_[a.param]);
         cl_long offset = -lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
+        cl_long extent = empty ? 0 : hi - lo + 1;
+        launcher.set_scalar<cl_long>(index + 2, extent);
         break;
       }
       case codegen::KernelArg::Kind::Offset:
+      case codegen::KernelArg::Kind::Extent:
         break;  // set with its buffer
       case codegen::KernelArg::Kind::Size:
       case codegen::KernelArg::Kind::Stride:

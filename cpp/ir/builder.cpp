@@ -199,6 +199,22 @@ Value cast(const Value& x, DType dtype) {
 }
 
 Value binary(BinaryFn fn, const Value& a, const Value& b) {
+  if (a->type.pointer >= 0 || b->type.pointer >= 0) {
+    // Pointer arithmetic: pointer +/- integers is a pointer into the same tensor.
+    const Value& p = a->type.pointer >= 0 ? a : b;
+    const Value& n = a->type.pointer >= 0 ? b : a;
+    bool ok = n->type.pointer < 0 && !dtype_is_float(n->type.dtype) &&
+              (fn == BinaryFn::Add || (fn == BinaryFn::Sub && p == a));
+    if (!ok) throw TypeError("pointers can only be offset by integers (pointer + n, pointer - n)");
+    Type offsets_type = p->type;
+    offsets_type.pointer = -1;
+    ValueNode offsets = *p;
+    offsets.type = offsets_type;
+    Value sum = binary(fn, make(std::move(offsets)), cast(n, DType::int64));
+    ValueNode node = *sum;
+    node.type.pointer = p->type.pointer;
+    return make(std::move(node));
+  }
   std::vector<Expr> shape = broadcast_shapes(a->type.shape, b->type.shape);
   DType dtype = promote(a->type, b->type);
   bool weak = a->type.weak && b->type.weak;
@@ -375,6 +391,59 @@ Value Builder::offsets(const Value& load, std::optional<int> dim) const {
   node.operands = load->operands;
   node.axis = dim ? normalize_axis(*dim, p.arranged->source_ref().ndim(), "offsets") : -1;
   return make(std::move(node));
+}
+
+Value Builder::pointer_base(int param) const {
+  const Param& p = kernel_.params.at(param);
+  if (p.scalar) throw TypeError("'" + p.name + "' is a scalar and has no data pointer");
+  ValueNode node{ValueKind::PointerBase, scalar_type(DType::int64)};
+  node.type.pointer = param;
+  node.param = param;
+  return make(std::move(node));
+}
+
+namespace {
+
+Value boolean_mask(const Value& mask, const std::vector<Expr>& shape) {
+  Value m = mask ? mask : constant(bool_const(true));
+  if (m->type.dtype != DType::boolean) m = binary(BinaryFn::Ne, m, constant(int_const(0)));
+  return broadcast_to(m, shape);
+}
+
+}  // namespace
+
+Value Builder::load_pointer(const Value& pointers, const Value& mask, const Value& other) const {
+  if (pointers->type.pointer < 0) throw TypeError("load() needs pointers (p.source.data_ptr() + offsets)");
+  const Param& p = kernel_.params.at(pointers->type.pointer);
+  std::vector<Expr> shape = pointers->type.shape;
+  if (mask) shape = broadcast_shapes(shape, mask->type.shape);
+  Value fill = other ? other : constant(int_const(0));
+  shape = broadcast_shapes(shape, fill->type.shape);
+  ValueNode node{ValueKind::LoadPointer, Type{p.dtype, shape}};
+  node.param = pointers->type.pointer;
+  Value offsets = broadcast_to(pointers, shape);
+  node.operands = {offsets, boolean_mask(mask, shape), broadcast_to(cast(fill, p.dtype), shape)};
+  return make(std::move(node));
+}
+
+void Builder::store_pointer(const Value& pointers, const Value& value, const Value& mask, bool atomic_add) {
+  const char* what = atomic_add ? "atomic_add()" : "store()";
+  if (pointers->type.pointer < 0) {
+    throw TypeError(std::string(what) + " needs pointers (p.source.data_ptr() + offsets)");
+  }
+  const Param& p = kernel_.params.at(pointers->type.pointer);
+  std::vector<Expr> shape = broadcast_shapes(pointers->type.shape, value->type.shape);
+  if (mask) shape = broadcast_shapes(shape, mask->type.shape);
+  if (atomic_add && !(p.dtype == DType::float32 || p.dtype == DType::float64 || p.dtype == DType::int32 ||
+                      p.dtype == DType::uint32 || p.dtype == DType::int64 || p.dtype == DType::uint64)) {
+    throw TypeError(std::string("atomic_add() supports float32, float64 and 32/64-bit integers, not ") +
+                    std::string(dtype_name(p.dtype)));
+  }
+  StmtNode s{atomic_add ? StmtKind::AtomicAdd : StmtKind::StorePointer};
+  s.param = pointers->type.pointer;
+  s.indices = {broadcast_to(pointers, shape), broadcast_to(cast(value, p.dtype), shape),
+               boolean_mask(mask, shape)};
+  append(std::make_shared<const StmtNode>(std::move(s)));
 }
 
 Value Builder::num_programs(int axis) const {

@@ -60,6 +60,12 @@ class Builder {
   Value num_programs(int axis) const;
   Value scalar_param(int param);
 
+  // Raw pointers (`p.source.data_ptr()` plus element offsets). Accesses are
+  // masked by `mask` and, always, by the extent of the pointed-to tensor.
+  Value pointer_base(int param) const;
+  Value load_pointer(const Value& pointers, const Value& mask, const Value& other) const;
+  void store_pointer(const Value& pointers, const Value& value, const Value& mask, bool atomic_add);
+
   // Statements, appended to the innermost open block.
   Value let(const Value& value);            // returns the LetRef
   int declare_local(const Value& initial);  // a mutable local of the value's type

@@ -29,6 +29,7 @@ struct Type {
   DType dtype = DType::float32;
   std::vector<Expr> shape;  // empty: a scalar
   bool weak = false;        // a Python number: takes the other operand's dtype
+  int pointer = -1;         // >= 0: pointers into this param's source (the value: element offsets)
 
   bool is_scalar() const { return shape.empty(); }
   size_t ndim() const { return shape.size(); }
@@ -55,6 +56,8 @@ enum class ValueKind {
   Fma,          // operands: a * b + c rounded once (all the result's shape)
   ProgramId,    // axis: the current program's index along that outermost dimension
   Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets) of each block element
+  PointerBase,  // param: a pointer to its source's element (0, ..., 0) (`p.source.data_ptr()`)
+  LoadPointer,  // operands: pointers, mask, other (all the result's shape)
 };
 
 enum class UnaryFn {
@@ -121,7 +124,16 @@ struct ValueNode {
   std::string name;  // LoopVar
 };
 
-enum class StmtKind { Let, DeclareLocal, Assign, Store, For, If };
+enum class StmtKind {
+  Let,
+  DeclareLocal,
+  Assign,
+  Store,
+  StorePointer,  // indices: pointers, value, mask (all one shape); param: the pointed-to source
+  AtomicAdd,     // the same, adding atomically
+  For,
+  If,
+};
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;

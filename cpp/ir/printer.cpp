@@ -67,6 +67,10 @@ std::string to_string(const Value& v) {
     case ValueKind::Offsets:
       return "offsets(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") +
              (v->axis >= 0 ? ", dim=" + std::to_string(v->axis) : "") + ")";
+    case ValueKind::PointerBase:
+      return "data_ptr(param" + std::to_string(v->param) + ")";
+    case ValueKind::LoadPointer:
+      return "load_pointer(" + list(ops) + ")";
     case ValueKind::Fma:
       return "fma(" + list(ops) + ")";
     case ValueKind::ProgramId:
@@ -92,6 +96,11 @@ std::string to_string(const StmtList& stmts, int indent) {
         break;
       case StmtKind::Assign:
         os << pad << "%local" << s->id << " = " << to_string(s->value) << "\n";
+        break;
+      case StmtKind::StorePointer:
+      case StmtKind::AtomicAdd:
+        os << pad << (s->kind == StmtKind::AtomicAdd ? "atomic_add" : "store_pointer") << "("
+           << list(s->indices) << ")\n";
         break;
       case StmtKind::Store:
         os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")

@@ -96,6 +96,14 @@ class Verifier {
         if (!locals_.count(s->id)) fail("assignment to an undeclared local", "assign");
         same_shape(s->value->type, kernel_.local_types.at(s->id), "assignment");
         break;
+      case StmtKind::StorePointer:
+      case StmtKind::AtomicAdd:
+        for (const Value& i : s->indices) {
+          check_value(i);
+          same_shape(i->type, s->indices[0]->type, "store through pointers");
+        }
+        if (s->indices.size() != 3) fail("expected pointers, value and mask", "store through pointers");
+        break;
       case StmtKind::Store: {
         check_value(s->value);
         for (const Value& i : s->indices) check_value(i);

@@ -39,7 +39,9 @@ class ReadCollector : public IRVisitor {
 
 void collect_writes(const StmtList& stmts, Reads& writes) {
   for (const Stmt& s : stmts) {
-    if (s->kind == StmtKind::Store) writes.params.insert(s->param);
+    if (s->kind == StmtKind::Store || s->kind == StmtKind::StorePointer || s->kind == StmtKind::AtomicAdd) {
+      writes.params.insert(s->param);
+    }
     if (s->kind == StmtKind::Assign) writes.locals.insert(s->id);
     collect_writes(s->body, writes);
     collect_writes(s->orelse, writes);

@@ -98,7 +98,7 @@ class Parameter:
     @property
     def source(self):
         """The whole tensor this parameter was arranged from."""
-        return _Source(self._arranged.source)
+        return _Source(self)
 
     def __repr__(self):
         return f"<parameter {self._name}>"
@@ -138,10 +138,18 @@ Parameter.__invert__ = lambda self: ~self._ninetoothed_block()
 
 
 class _Source:
-    """A parameter's source tensor inside an application (its shape, for now)."""
+    """A parameter's whole source tensor inside an application.
 
-    def __init__(self, tensor):
-        self._tensor = tensor
+    `shape`, `stride(d)` and `data_ptr()` (a pointer to element (0, ..., 0))
+    for pointer arithmetic with `ntl.load`/`ntl.store`/`ntl.atomic_add`, and
+    indexing with blocks of coordinates: `p.source[rows[:, None], cols[None, :]]`
+    loads (coordinates outside the tensor read its `other`), and assigning to
+    it stores (outside the tensor nothing is written).
+    """
+
+    def __init__(self, parameter):
+        self._parameter = parameter
+        self._tensor = parameter._arranged.source
 
     @property
     def shape(self):
@@ -150,6 +158,34 @@ class _Source:
     @property
     def ndim(self):
         return self._tensor.ndim
+
+    def stride(self, dim):
+        return _core.block_typed_constant(self._tensor.strides[dim], _core.DType.int64)
+
+    def data_ptr(self):
+        return self._parameter._builder.pointer_base(self._parameter._index)
+
+    def _pointers_and_mask(self, key):
+        coordinates = list(key) if isinstance(key, tuple) else [key]
+        if len(coordinates) != self.ndim:
+            raise IndexError(f"the source has {self.ndim} dimensions; index it with {self.ndim} coordinate blocks")
+        pointers = self.data_ptr()
+        mask = True
+        for dim, coordinate in enumerate(coordinates):
+            coordinate = _block(coordinate)
+            pointers = pointers + coordinate * self.stride(dim)
+            inside = (coordinate >= 0) & (coordinate < self.shape[dim])
+            mask = inside if mask is True else mask & inside
+        return pointers, mask
+
+    def __getitem__(self, key):
+        pointers, mask = self._pointers_and_mask(key)
+        other = self._tensor.other
+        return self._parameter._builder.load_pointer(pointers, mask, 0 if other is None else other)
+
+    def __setitem__(self, key, value):
+        pointers, mask = self._pointers_and_mask(key)
+        self._parameter._builder.store_pointer(pointers, _block(value), mask, False)
 
 
 def _block_offsets(block, dim=None):
@@ -398,8 +434,11 @@ class Tracer:
                 self._store_target(t, v)
         elif isinstance(target, ast.Subscript):
             container = self._expr(target.value)
+            if isinstance(container, _Source):
+                container[self._expr(target.slice)] = value
+                return
             if not isinstance(container, Parameter):
-                self._error(target, "only kernel parameters can be assigned with []")
+                self._error(target, "only kernel parameters and their sources can be assigned with []")
             key = self._expr(target.slice)
             indices = list(key) if isinstance(key, tuple) else [key]
             self.builder.store(container._index, [_block(i) for i in indices], _block(value))

@@ -123,6 +123,34 @@ def num_programs(axis):
     return current_builder().num_programs(axis)
 
 
+def load(pointer, mask=None, other=None):
+    """The elements `pointer` points at (`p.source.data_ptr()` plus offsets).
+
+    Where `mask` is false, and wherever a pointer leaves the tensor, the
+    value is `other` (0 if None)."""
+    from ninetoothed._frontend import current_builder
+
+    return current_builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
+
+
+def store(pointer, value, mask=None):
+    """Stores `value` where `pointer` points, where `mask` holds and inside the tensor."""
+    from ninetoothed._frontend import current_builder
+
+    current_builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
+
+
+def atomic_add(pointer, value, mask=None):
+    """Adds `value` atomically where `pointer` points (float32, float64, 32/64-bit integers)."""
+    from ninetoothed._frontend import current_builder
+
+    current_builder().store_pointer(pointer, _block(value), _optional_block(mask), True)
+
+
+def _optional_block(x):
+    return None if x is None else _block(x)
+
+
 def _unary(name, doc):
     def function(x):
         return _core.block_unary(name, _block(x))

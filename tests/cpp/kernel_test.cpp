@@ -128,8 +128,8 @@ TEST(KernelSource, FusedLoopWithMaskFreeFastPath) {
   EXPECT_NE(s.find("nt_p2[(((BLOCK * nt_pid_0) + e0) * ninetoothed_tensor_"), std::string::npos) << s;
   EXPECT_NE(s.find("} else {"), std::string::npos);
   EXPECT_EQ(source.symbols.count("BLOCK"), 1u);
-  // Buffer, offset, size and stride for each of the three tensors.
-  EXPECT_EQ(source.args.size(), 12u);
+  // Buffer, offset, extent, size and stride for each of the three tensors.
+  EXPECT_EQ(source.args.size(), 15u);
 }
 
 TEST(KernelSource, HalfIsStoredThroughConversions) {

@@ -49,6 +49,24 @@ inline ushort nt_float_to_bf16(float x) {
   return (ushort)(u >> 16);
 }
 inline float nt_round_bf16(float x) { return nt_bf16_to_float(nt_float_to_bf16(x)); }
+// OpenCL 1.2 has no atomic float add: compare-and-swap on the bits.
+inline void nt_atomic_add_float(volatile __global float* p, float v) {
+  union { uint u; float f; } old, sum;
+  do {
+    old.f = *p;
+    sum.f = old.f + v;
+  } while (atomic_cmpxchg((volatile __global uint*)p, old.u, sum.u) != old.u);
+}
+#ifdef cl_khr_int64_base_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+inline void nt_atomic_add_double(volatile __global double* p, double v) {
+  union { ulong u; double f; } old, sum;
+  do {
+    old.f = *p;
+    sum.f = old.f + v;
+  } while (atom_cmpxchg((volatile __global ulong*)p, old.u, sum.u) != old.u);
+}
+#endif
 )";
 
 // The C type a dtype computes in.
@@ -139,6 +157,8 @@ class Emitter {
       out.args.push_back({KernelArg::Kind::Buffer, pi, -1, ""});
       params.push_back("long " + name + "_offset");
       out.args.push_back({KernelArg::Kind::Offset, pi, -1, ""});
+      params.push_back("long " + name + "_extent");
+      out.args.push_back({KernelArg::Kind::Extent, pi, -1, ""});
       prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " +
                          name + "_offset;");
       const Tensor& src = p.arranged->source_ref();
@@ -356,6 +376,29 @@ class Emitter {
     }
   }
 
+  // An element offset from the tensor's element (0, ..., 0) that lies inside
+  // the memory the tensor spans: raw pointers never reach outside it.
+  std::string in_extent(int param, const std::string& offset) {
+    std::string p = "nt_p" + std::to_string(param);
+    return "((ulong)(" + offset + " + " + p + "_offset) < (ulong)" + p + "_extent)";
+  }
+
+  std::string atomic_add_element(const Param& p, const std::string& ptr, const std::string& offset,
+                                 const std::string& value) {
+    std::string address = "&" + ptr + "[" + offset + "]";
+    switch (p.dtype) {
+      case DType::float32:
+        return "nt_atomic_add_float(" + address + ", " + value + ");";
+      case DType::float64:
+        return "nt_atomic_add_double(" + address + ", " + value + ");";
+      case DType::int64:
+      case DType::uint64:
+        return "atom_add(" + address + ", " + value + ");";
+      default:
+        return "atomic_add(" + address + ", " + value + ");";
+    }
+  }
+
   std::string other_of(const Param& p) {
     const auto& other = p.arranged->other();
     if (!other) return c_literal(Expr(0), p.dtype);
@@ -441,6 +484,15 @@ class Emitter {
         const lower::TensorAccess& a = access_of(v);
         Expr e = v->axis < 0 ? a.offset_at(index) : a.coordinate_at(v->axis, index);
         return "(" + c(simplify(e, env_)) + ")";
+      }
+      case ValueKind::PointerBase:
+        return "0L";
+      case ValueKind::LoadPointer: {
+        const Param& p = k_.params[v->param];
+        std::string ptr = "nt_p" + std::to_string(v->param);
+        std::string offset = "(" + elem(ops[0], index) + ")";
+        return "((" + elem(ops[1], index) + " && " + in_extent(v->param, offset) + ") ? " +
+               load_element(p, ptr, offset) + " : " + elem(ops[2], index) + ")";
       }
       case ValueKind::ProgramId:
         return "nt_pid_" + std::to_string(v->axis);
@@ -741,6 +793,10 @@ class Emitter {
       case StmtKind::Assign:
         emit_assign(s);
         break;
+      case StmtKind::StorePointer:
+      case StmtKind::AtomicAdd:
+        emit_store_pointer(s);
+        break;
       case StmtKind::Store:
         emit_store(s);
         break;
@@ -835,6 +891,27 @@ class Emitter {
         }
       });
       keep_alive_.push_back(target);
+    });
+    close();
+  }
+
+  void emit_store_pointer(const Stmt& s) {
+    const Param& p = k_.params[s->param];
+    std::string ptr = "nt_p" + std::to_string(s->param);
+    const Value& pointers = s->indices[0];
+    const Value& value = s->indices[1];
+    const Value& mask = s->indices[2];
+    open("");
+    scoped([&] {
+      for (const Value& v : s->indices) materialize_parts(v);
+      nest(pointers->type.shape, s->indices, nullptr, [&](const std::vector<Expr>& i) {
+        std::string offset = fresh("nt_o");
+        line_("const long " + offset + " = " + elem(pointers, i) + ";");
+        std::string write = s->kind == StmtKind::AtomicAdd
+                                ? atomic_add_element(p, ptr, offset, elem(value, i))
+                                : store_element(p, ptr, offset, elem(value, i));
+        line_("if (" + elem(mask, i) + " && " + in_extent(s->param, offset) + ") " + write);
+      });
     });
     close();
   }

@@ -28,7 +28,7 @@
 namespace nt::codegen {
 
 struct KernelArg {
-  enum class Kind { Buffer, Offset, Size, Stride, Scalar };
+  enum class Kind { Buffer, Offset, Extent, Size, Stride, Scalar };
   Kind kind;
   int param = -1;
   int dim = -1;
