@@ -232,6 +232,9 @@ void bind_kernel(py::module_& m) {
   m.def("block_fma", [](const py::object& a, const py::object& b, const py::object& c) {
     return Block{ir::fma(to_value(a), to_value(b), to_value(c))};
   });
+  m.def("block_random", [](const py::object& seed, const py::object& offsets, bool normal) {
+    return Block{ir::random(to_value(seed), to_value(offsets), normal)};
+  });
   m.def("block_loop_var", [](const std::string& name) { return Block{ir::loop_var(name)}; });
   m.def("is_block", [](const py::handle& o) { return py::isinstance<Block>(o); });
 

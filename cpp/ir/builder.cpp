@@ -331,6 +331,19 @@ Value fma(const Value& a, const Value& b, const Value& c) {
   return make(std::move(node));
 }
 
+Value random(const Value& seed, const Value& offsets, bool normal) {
+  if (!seed->type.is_scalar() || dtype_is_float(seed->type.dtype)) {
+    throw TypeError("the seed of rand/randn must be an integer scalar");
+  }
+  if (dtype_is_float(offsets->type.dtype) || offsets->type.pointer >= 0) {
+    throw TypeError("the offsets of rand/randn must be integers");
+  }
+  ValueNode node{ValueKind::Random, Type{DType::float32, offsets->type.shape}};
+  node.op = normal ? 1 : 0;
+  node.operands = {cast(seed, DType::int64), cast(offsets, DType::int64)};
+  return make(std::move(node));
+}
+
 // ---------------------------------------------------------------------------
 
 Builder::Builder(std::string kernel_name) { kernel_.name = std::move(kernel_name); }

@@ -34,6 +34,9 @@ Value trans(const Value& x);
 Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dims);
 Value dot(const Value& a, const Value& b);
 Value fma(const Value& a, const Value& b, const Value& c);
+// Counter-based random numbers (Philox4x32-10): the same seed and offsets give
+// the same float32 numbers everywhere.
+Value random(const Value& seed, const Value& offsets, bool normal);
 
 // The dtype two operands compute in.
 DType promote(const Type& a, const Type& b);

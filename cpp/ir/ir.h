@@ -57,6 +57,7 @@ enum class ValueKind {
   ProgramId,    // axis: the current program's index along that outermost dimension
   Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets) of each block element
   PointerBase,  // param: a pointer to its source's element (0, ..., 0) (`p.source.data_ptr()`)
+  Random,       // operands: seed (scalar), offsets; op 0: uniform in [0, 1), 1: standard normal
   LoadPointer,  // operands: pointers, mask, other (all the result's shape)
 };
 

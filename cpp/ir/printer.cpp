@@ -71,6 +71,8 @@ std::string to_string(const Value& v) {
       return "data_ptr(param" + std::to_string(v->param) + ")";
     case ValueKind::LoadPointer:
       return "load_pointer(" + list(ops) + ")";
+    case ValueKind::Random:
+      return std::string(v->op ? "randn(" : "rand(") + list(ops) + ")";
     case ValueKind::Fma:
       return "fma(" + list(ops) + ")";
     case ValueKind::ProgramId:

@@ -123,6 +123,17 @@ def num_programs(axis):
     return current_builder().num_programs(axis)
 
 
+def rand(seed, offsets):
+    """Uniform float32 numbers in [0, 1), one per offset: counter-based (Philox4x32-10),
+    so the same seed and offsets give the same numbers on every run and device."""
+    return _core.block_random(_block(seed), _block(offsets), False)
+
+
+def randn(seed, offsets):
+    """Standard normal float32 numbers, one per offset (Philox4x32-10 and Box-Muller)."""
+    return _core.block_random(_block(seed), _block(offsets), True)
+
+
 def load(pointer, mask=None, other=None):
     """The elements `pointer` points at (`p.source.data_ptr()` plus offsets).
 

@@ -123,7 +123,7 @@ TEST(KernelSource, FusedLoopWithMaskFreeFastPath) {
   codegen::KernelSource source =
       codegen::generate_opencl(lower::inline_lets(vector_add(meta_symbol("BLOCK"))));
   const std::string& s = source.source;
-  EXPECT_NE(s.find("__kernel void nt_add("), std::string::npos);
+  EXPECT_NE(s.find("__kernel void nt_kernel_add("), std::string::npos);
   // One loop that loads, adds and stores; the fast path has no mask.
   EXPECT_NE(s.find("nt_p2[(((BLOCK * nt_pid_0) + e0) * ninetoothed_tensor_"), std::string::npos) << s;
   EXPECT_NE(s.find("} else {"), std::string::npos);

@@ -1,5 +1,6 @@
 #include "codegen/opencl/kernel_source.h"
 
+#include <cctype>
 #include <functional>
 #include <map>
 #include <optional>
@@ -49,6 +50,26 @@ inline ushort nt_float_to_bf16(float x) {
   return (ushort)(u >> 16);
 }
 inline float nt_round_bf16(float x) { return nt_bf16_to_float(nt_float_to_bf16(x)); }
+// Philox4x32-10 of counter (offset, 0) under key seed: uniform [0, 1) from its
+// first word, a standard normal from its first two (Box-Muller).
+inline uint4 nt_philox(long seed, long offset) {
+  uint4 c = (uint4)((uint)offset, (uint)((ulong)offset >> 32), 0u, 0u);
+  uint2 k = (uint2)((uint)seed, (uint)((ulong)seed >> 32));
+  for (int round = 0; round < 10; ++round) {
+    uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+    uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+inline float nt_uniform(uint bits) { return (float)(bits >> 8) * 0x1.0p-24f; }
+inline float nt_rand(long seed, long offset) { return nt_uniform(nt_philox(seed, offset).x); }
+inline float nt_randn(long seed, long offset) {
+  uint4 r = nt_philox(seed, offset);
+  float u1 = fmax(nt_uniform(r.x), 0x1.0p-25f), u2 = nt_uniform(r.y);
+  return sqrt(-2.0f * log(u1)) * cos(6.28318530717958647692f * u2);
+}
 // OpenCL 1.2 has no atomic float add: compare-and-swap on the bits.
 inline void nt_atomic_add_float(volatile __global float* p, float v) {
   union { uint u; float f; } old, sum;
@@ -140,7 +161,12 @@ class Emitter {
 
   KernelSource run() {
     KernelSource out;
-    out.name = "nt_" + k_.name;
+    // A prefix of its own keeps the kernel apart from the helpers above;
+    // characters C does not allow in names become '_'.
+    out.name = "nt_kernel_" + k_.name;
+    for (char& ch : out.name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
     std::vector<std::string> params;
     std::vector<std::string> prologue;
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -487,6 +513,9 @@ class Emitter {
       }
       case ValueKind::PointerBase:
         return "0L";
+      case ValueKind::Random:
+        return std::string(v->op ? "nt_randn(" : "nt_rand(") + elem(ops[0], {}) + ", " + elem(ops[1], index) +
+               ")";
       case ValueKind::LoadPointer: {
         const Param& p = k_.params[v->param];
         std::string ptr = "nt_p" + std::to_string(v->param);
