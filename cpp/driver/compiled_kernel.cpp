@@ -67,8 +67,17 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
       for (const Expr& s : p.arranged->shape()) collect_symbols(s, symbols_);
     }
   }
+  for (const ir::Param& p : lowered_.params) {
+    if (p.scalar) continue;
+    for (const Expr& size : p.arranged->source_ref().shape()) {
+      if (size.is_var()) size_symbols_.insert(size->name);
+    }
+  }
   for (const auto& [name, attrs] : symbols_) {
-    (attrs.meta ? meta_symbols_ : constexpr_symbols_).push_back(name);
+    if (attrs.meta)
+      meta_symbols_.push_back(name);
+    else if (!size_symbols_.count(name))
+      constexpr_symbols_.push_back(name);
   }
   written_.assign(lowered_.params.size(), false);
   collect_written(lowered_.body, written_);
@@ -148,20 +157,6 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
     values.emplace(name, Expr(it->second));
   }
-  for (const auto& [name, attrs] : symbols_) {
-    int64_t v = *values.at(name).as_int();
-    if ((attrs.lower_bound && v < *attrs.lower_bound) || (attrs.upper_bound && v > *attrs.upper_bound)) {
-      throw ValueError("'" + name + "' = " + std::to_string(v) + " is outside its bounds [" +
-                       (attrs.lower_bound ? std::to_string(*attrs.lower_bound) : "") + ", " +
-                       (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");
-    }
-    options.push_back("-D" + name + "=" + std::to_string(v));
-  }
-  if (auto bytes = evaluate(source_.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
-    throw ValueError("this configuration needs " + std::to_string(*bytes) +
-                     " bytes of private memory per program (blocks held in memory), more than the " +
-                     std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
-  }
   // Sizes and strides of the tensors; constexpr scalars.
   for (size_t i = 0; i < params.size(); ++i) {
     const ir::Param& p = params[i];
@@ -214,6 +209,21 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
                          " (parameters arranged from one Tensor share its strides)");
       }
     }
+  }
+  // Every macro has its value now (constexpr sizes from the tensors).
+  for (const auto& [name, attrs] : symbols_) {
+    int64_t v = *values.at(name).as_int();
+    if ((attrs.lower_bound && v < *attrs.lower_bound) || (attrs.upper_bound && v > *attrs.upper_bound)) {
+      throw ValueError("'" + name + "' = " + std::to_string(v) + " is outside its bounds [" +
+                       (attrs.lower_bound ? std::to_string(*attrs.lower_bound) : "") + ", " +
+                       (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");
+    }
+    options.push_back("-D" + name + "=" + std::to_string(v));
+  }
+  if (auto bytes = evaluate(source_.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
+    throw ValueError("this configuration needs " + std::to_string(*bytes) +
+                     " bytes of private memory per program (blocks held in memory), more than the " +
+                     std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
   }
   // The outermost shapes agree: that many programs.
   std::vector<int64_t> grid;

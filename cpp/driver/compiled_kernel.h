@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -67,6 +68,7 @@ class CompiledKernel {
   lower::ProgramLayout layout_{{}};
   std::map<std::string, SymbolAttrs> symbols_;  // constexpr/meta symbols the kernel needs
   std::vector<std::string> constexpr_symbols_, meta_symbols_;
+  std::set<std::string> size_symbols_;  // sizes of the sources: bound from the tensors
   SymbolValues default_config_;
   std::vector<bool> written_;
   std::shared_ptr<Device> device_;

@@ -1,0 +1,116 @@
+"""Convolution as an implicit GEMM and pooling, written in the arrange-and-apply style."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+
+BLOCK_SIZE_M = ninetoothed.block_size()
+BLOCK_SIZE_N = ninetoothed.block_size()
+BLOCK_SIZE_K = ninetoothed.block_size()
+
+
+def matmul_arrangement(input, other, output):
+    output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
+    input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K)).tile((1, -1))
+    input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N)).tile((-1, 1))
+    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(1)
+    return input_arranged, other_arranged, output_arranged
+
+
+def matmul_application(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])
+    output = accumulator  # noqa: F841
+
+
+PADDING_H = Symbol("padding_h", constexpr=True)
+PADDING_W = Symbol("padding_w", constexpr=True)
+
+
+def conv2d_arrangement(input, filter, output, padded=False):
+    if padded:
+        input = input.pad(((0, 0), (0, 0), (PADDING_H, PADDING_H), (PADDING_W, PADDING_W)))
+    # One window of the filter's shape per output position, as the rows of a GEMM.
+    windows = input.tile((1, *filter.shape[1:]), strides=(-1, -1, 1, 1)).squeeze(1)
+    windows.dtype = windows.dtype.squeeze(0)
+    rows = windows.ravel().flatten(end_dim=3).flatten(start_dim=1)
+    columns = filter.flatten(start_dim=1).permute((1, 0))
+    output_rows = output.permute((0, 2, 3, 1)).flatten(end_dim=3)
+    return matmul_arrangement(rows, columns, output_rows)
+
+
+def _conv2d_kernel(padded):
+    return ninetoothed.make(
+        lambda input, filter, output: conv2d_arrangement(input, filter, output, padded),
+        matmul_application,
+        (Tensor(4), Tensor(4, shape_options={"constexpr": True}), Tensor(4)),
+    )
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("padding", (None, (1, 2)))
+@pytest.mark.parametrize("n, c, h, w, k, r, s", ((2, 5, 11, 9, 7, 3, 2), (1, 3, 8, 8, 16, 3, 3)))
+def test_conv2d(dtype, padding, n, c, h, w, k, r, s):
+    input = torch.randn(n, c, h, w).to(dtype)
+    filter = torch.randn(k, c, r, s).to(dtype)
+    expected = F.conv2d(input.float(), filter.float(), padding=padding or 0)
+    output = torch.full(expected.shape, float("nan"), dtype=dtype)
+    if padding is None:
+        _conv2d_kernel(False)(input, filter, output)
+    else:
+        _conv2d_kernel(True)(input, filter, output, padding_h=padding[0], padding_w=padding[1])
+    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(output.float(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
+
+
+WINDOW_H = Symbol("window_h", constexpr=True)
+WINDOW_W = Symbol("window_w", constexpr=True)
+
+
+def pool_arrangement(input, output, ceil_mode=False):
+    windows = input.tile((1, 1, WINDOW_H, WINDOW_W), floor_mode=not ceil_mode)
+    windows.dtype = windows.dtype.squeeze((0, 1))
+    return windows, output.tile((1, 1, 1, 1))
+
+
+def max_pool_application(input, output):
+    output = ntl.max(input)  # noqa: F841
+
+
+def avg_pool_application(input, output):
+    output = ntl.sum(input) / (input.shape[0] * input.shape[1])  # noqa: F841
+
+
+@pytest.mark.parametrize("ceil_mode", (False, True))
+@pytest.mark.parametrize("shape, window", (((2, 3, 9, 7), (2, 3)), ((1, 1, 4, 4), (2, 2)), ((1, 2, 5, 1), (3, 1))))
+def test_max_pool2d(ceil_mode, shape, window):
+    kernel = ninetoothed.make(
+        lambda input, output: pool_arrangement(input, output, ceil_mode),
+        max_pool_application,
+        (Tensor(4, other=float("-inf")), Tensor(4)),
+    )
+    input = torch.randn(shape)
+    expected = F.max_pool2d(input, window, ceil_mode=ceil_mode)
+    output = torch.full(expected.shape, float("nan"))
+    kernel(input, output, window_h=window[0], window_w=window[1])
+    assert torch.equal(output, expected)
+
+
+@pytest.mark.parametrize("shape, window", (((2, 3, 9, 7), (2, 3)), ((1, 2, 6, 6), (3, 3))))
+def test_avg_pool2d(shape, window):
+    kernel = ninetoothed.make(
+        pool_arrangement, avg_pool_application, (Tensor(4), Tensor(4))
+    )
+    input = torch.randn(shape)
+    expected = F.avg_pool2d(input.double(), window)
+    output = torch.full(expected.shape, float("nan"))
+    kernel(input, output, window_h=window[0], window_w=window[1])
+    torch.testing.assert_close(output.double(), expected, rtol=1e-5, atol=1e-6)
