@@ -6,6 +6,8 @@
 #include "support/errors.h"
 #include "symbolic/printer.h"
 #include "symbolic/simplify.h"
+#include "symbolic/substitute.h"
+#include "tensor/index_map.h"
 
 namespace nt::ir {
 
@@ -402,7 +404,26 @@ Value Builder::offsets(const Value& load, std::optional<int> dim) const {
   ValueNode node{ValueKind::Offsets, Type{DType::int64, load->type.shape}};
   node.param = load->param;
   node.operands = load->operands;
-  node.axis = dim ? normalize_axis(*dim, p.arranged->source_ref().ndim(), "offsets") : -1;
+  node.op = -1;
+  if (!dim) {
+    node.axis = -1;  // flat offsets: one per block element
+    return make(std::move(node));
+  }
+  node.axis = normalize_axis(*dim, p.arranged->source_ref().ndim(), "offsets");
+  // The coordinates along one source dim vary along (at most) one block dim:
+  // a 1-D block along it (the other block indices 0), as upstream returns.
+  Expr coordinate = resolve_source_access(*p.arranged).coordinates.at(node.axis);
+  const auto& block_indices = static_cast<const Tensor&>(*p.arranged).levels().back()->indices();
+  std::vector<int> varying;
+  for (const Expr& v : collect_vars(coordinate)) {
+    for (size_t b = 0; b < block_indices.size(); ++b) {
+      if (block_indices[b]->name == v->name) varying.push_back(static_cast<int>(b));
+    }
+  }
+  if (varying.size() <= 1) {
+    node.op = varying.empty() ? -2 : varying[0];  // -2: constant over the block
+    node.type.shape = {varying.empty() ? Expr(1) : load->type.shape.at(varying[0])};
+  }
   return make(std::move(node));
 }
 

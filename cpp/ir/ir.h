@@ -55,7 +55,8 @@ enum class ValueKind {
   Dot,          // operands: a (M x K), b (K x N)
   Fma,          // operands: a * b + c rounded once (all the result's shape)
   ProgramId,    // axis: the current program's index along that outermost dimension
-  Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets) of each block element
+  Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets per block element);
+                // op: the block dim the 1-D result runs along (-1: the whole block, -2: constant)
   PointerBase,  // param: a pointer to its source's element (0, ..., 0) (`p.source.data_ptr()`)
   Random,       // operands: seed (scalar), offsets; op 0: uniform in [0, 1), 1: standard normal
   LoadPointer,  // operands: pointers, mask, other (all the result's shape)

@@ -47,8 +47,8 @@ def _offsets_arrangement(x, rows, cols, flat):
 
 
 def _offsets_application(x, rows, cols, flat):
-    rows = x.offsets(0)
-    cols = x.offsets(-1) + x.source.shape[1] * 1000
+    rows = x.offsets(0)[:, None]  # 1-D along the block's rows
+    cols = x.offsets(-1)[None, :] + x.source.shape[1] * 1000
     flat = x.offsets()  # noqa: F841
 
 
@@ -76,7 +76,7 @@ def _even_columns_arrangement(x, output):
 def _even_columns_application(x, output):
     total = ntl.zeros((1, ROW_BLOCK), dtype=ntl.float32)
     for k in range(x.shape[0]):
-        columns = x[k].offsets(1)
+        columns = x[k].offsets(1)[None, :]
         total += ntl.where((columns % 2 == 0) & (columns < x.source.shape[1]), x[k], 0.0)
     output = ntl.sum(total, axis=1, keep_dims=True)  # noqa: F841
 

@@ -20,21 +20,21 @@ def _clone_by_blocks(x, y):
 
 
 def _clone_by_load(x, y):
-    rows, cols = x.offsets(0), x.offsets(1)
+    rows, cols = x.offsets(0)[:, None], x.offsets(1)[None, :]
     pointers = x.source.data_ptr() + rows * x.source.stride(0) + cols * x.source.stride(1)
     y = ntl.load(pointers, mask=(rows < x.source.shape[0]) & (cols < x.source.shape[1]))  # noqa: F841
 
 
 def _clone_by_source_read(x, y):
-    y = x.source[x.offsets(0), x.offsets(1)]  # noqa: F841
+    y = x.source[x.offsets(0)[:, None], x.offsets(1)[None, :]]  # noqa: F841
 
 
 def _clone_by_source_write(x, y):
-    y.source[y.offsets(0), y.offsets(1)] = x
+    y.source[y.offsets(0)[:, None], y.offsets(1)[None, :]] = x
 
 
 def _clone_by_store(x, y):
-    rows, cols = y.offsets(0), y.offsets(1)
+    rows, cols = y.offsets(0)[:, None], y.offsets(1)[None, :]
     pointers = y.source.data_ptr() + rows * y.source.stride(0) + cols * y.source.stride(1)
     ntl.store(pointers, x, mask=(rows < y.source.shape[0]) & (cols < y.source.shape[1]))
 
@@ -84,8 +84,9 @@ def test_whole_tensor_sum_by_atomic_add(dtype, n):
 
 def _gather_application(x, y):
     # Reads past the end of each row come from `other` of the load.
-    cols = x.offsets(1) + 1
-    y = ntl.load(x.source.data_ptr() + x.offsets(0) * x.source.stride(0) + cols, mask=cols < x.source.shape[1], other=-5.0)  # noqa: E501, F841
+    cols = x.offsets(1)[None, :] + 1
+    rows = x.offsets(0)[:, None]
+    y = ntl.load(x.source.data_ptr() + rows * x.source.stride(0) + cols, mask=cols < x.source.shape[1], other=-5.0)  # noqa: E501, F841
 
 
 def test_load_with_mask_and_other():

@@ -508,7 +508,12 @@ class Emitter {
         return "fma(" + elem(ops[0], index) + ", " + elem(ops[1], index) + ", " + elem(ops[2], index) + ")";
       case ValueKind::Offsets: {
         const lower::TensorAccess& a = access_of(v);
-        Expr e = v->axis < 0 ? a.offset_at(index) : a.coordinate_at(v->axis, index);
+        std::vector<Expr> at = index;
+        if (v->op != -1) {  // a 1-D block along block dim `op` (or a constant)
+          at.assign(a.block_shape.size(), Expr(0));
+          if (v->op >= 0) at[v->op] = index[0];
+        }
+        Expr e = v->axis < 0 ? a.offset_at(at) : a.coordinate_at(v->axis, at);
         return "(" + c(simplify(e, env_)) + ")";
       }
       case ValueKind::PointerBase:
