@@ -66,6 +66,21 @@ Type scalar_type(DType dtype, bool weak = false) { return Type{dtype, {}, weak};
 
 }  // namespace
 
+namespace {
+
+// Where the Builder being used collects the sizes it assumes equal.
+thread_local std::vector<std::pair<Expr, Expr>>* g_assumed_equal = nullptr;
+
+// Two sizes given by different symbols (e.g. the head dims of q and k) can
+// only be compared when a configuration is built: assume them equal then.
+bool assume_equal(const Expr& a, const Expr& b) {
+  if (a.is_int() || b.is_int() || !g_assumed_equal) return false;
+  g_assumed_equal->emplace_back(a, b);
+  return true;
+}
+
+}  // namespace
+
 bool same_size(const Expr& a, const Expr& b) { return equal(a, b) || equal(simplify(a), simplify(b)); }
 
 std::string shape_string(const std::vector<Expr>& shape) {
@@ -98,7 +113,7 @@ std::vector<Expr> broadcast_shapes(const std::vector<Expr>& a, const std::vector
       out[i] = *x;
     else if (x->is_int(1))
       out[i] = *y;
-    else if (y->is_int(1) || same_size(*x, *y))
+    else if (y->is_int(1) || same_size(*x, *y) || assume_equal(*x, *y))
       out[i] = *x;
     else
       throw ValueError("blocks of shapes " + shape_string(a) + " and " + shape_string(b) +
@@ -182,6 +197,7 @@ Value broadcast_to(const Value& x, const std::vector<Expr>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (same_size(v->type.shape[i], shape[i])) continue;
     if (!v->type.shape[i].is_int(1)) {
+      if (assume_equal(v->type.shape[i], shape[i])) continue;
       throw ValueError("cannot broadcast a block of shape " + shape_string(x->type.shape) + " to " +
                        shape_string(shape));
     }
@@ -310,7 +326,7 @@ Value dot(const Value& a, const Value& b) {
     throw ValueError("dot needs two 2-d blocks, got shapes " + shape_string(a->type.shape) + " and " +
                      shape_string(b->type.shape));
   }
-  if (!same_size(a->type.shape[1], b->type.shape[0])) {
+  if (!same_size(a->type.shape[1], b->type.shape[0]) && !assume_equal(a->type.shape[1], b->type.shape[0])) {
     throw ValueError("dot: the blocks' inner sizes differ: " + shape_string(a->type.shape) + " and " +
                      shape_string(b->type.shape));
   }
@@ -348,7 +364,10 @@ Value random(const Value& seed, const Value& offsets, bool normal) {
 
 // ---------------------------------------------------------------------------
 
-Builder::Builder(std::string kernel_name) { kernel_.name = std::move(kernel_name); }
+Builder::Builder(std::string kernel_name) {
+  kernel_.name = std::move(kernel_name);
+  g_assumed_equal = &kernel_.assumed_equal;
+}
 
 int Builder::add_param(Param param) {
   kernel_.params.push_back(std::move(param));
@@ -604,7 +623,12 @@ void Builder::end_if() {
 
 Kernel Builder::finish() {
   if (!open_.empty()) throw std::logic_error("finish() with open blocks");
+  if (g_assumed_equal == &kernel_.assumed_equal) g_assumed_equal = nullptr;
   return std::move(kernel_);
+}
+
+Builder::~Builder() {
+  if (g_assumed_equal == &kernel_.assumed_equal) g_assumed_equal = nullptr;
 }
 
 // ---------------------------------------------------------------------------

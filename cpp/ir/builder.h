@@ -48,6 +48,9 @@ std::string shape_string(const std::vector<Expr>& shape);
 class Builder {
  public:
   explicit Builder(std::string kernel_name);
+  ~Builder();
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
 
   // Parameters, in the application's order.
   int add_param(Param param);

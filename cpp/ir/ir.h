@@ -175,6 +175,9 @@ struct Kernel {
   StmtList body;
   std::vector<Type> let_types;    // by Let id
   std::vector<Type> local_types;  // by local id
+  // Sizes that are different symbols but must be equal (a dot's inner sizes,
+  // broadcast dimensions): checked when a configuration is built.
+  std::vector<std::pair<Expr, Expr>> assumed_equal;
 };
 
 }  // namespace nt::ir

@@ -29,10 +29,17 @@ class Verifier {
     throw std::logic_error("IR verifier: " + what + " in " + where);
   }
 
+  bool assumed_equal(const Expr& a, const Expr& b) const {
+    for (const auto& [x, y] : kernel_.assumed_equal) {
+      if ((equal(x, a) && equal(y, b)) || (equal(x, b) && equal(y, a))) return true;
+    }
+    return false;
+  }
+
   void same_shape(const Type& a, const Type& b, const std::string& where) {
     if (a.ndim() != b.ndim()) fail("shape mismatch " + type_string(a) + " vs " + type_string(b), where);
     for (size_t i = 0; i < a.ndim(); ++i) {
-      if (!same_size(a.shape[i], b.shape[i]))
+      if (!same_size(a.shape[i], b.shape[i]) && !assumed_equal(a.shape[i], b.shape[i]))
         fail("shape mismatch " + type_string(a) + " vs " + type_string(b), where);
     }
   }

@@ -209,6 +209,16 @@ class Emitter {
     for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
     for (const std::string& line : layout_.prologue(printed)) line_(line);
     for (const std::string& line : prologue) line_(line);
+    for (const auto& [a, b] : k_.assumed_equal) {
+      if (!is_compile_time(a) || !is_compile_time(b)) {
+        throw ValueError(
+            "the sizes " + to_python(a) + " and " + to_python(b) +
+            " must be equal, which can only be checked when both are constexpr; make them constexpr "
+            "(e.g. shape_options={\"constexpr\": True})");
+      }
+      body_ << "#if (" << c(a) << ") != (" << c(b) << ")\n#error \"" << to_python(a) << " and "
+            << to_python(b) << " must be equal\"\n#endif\n";
+    }
     emit_list(k_.body);
 
     std::ostringstream src;

@@ -1,0 +1,90 @@
+"""Scaled dot-product attention in the flash-attention form (online softmax with exp2)."""
+
+import math
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+
+BLOCK_M = Symbol("BLOCK_M", constexpr=True)
+BLOCK_N = Symbol("BLOCK_N", constexpr=True)
+
+
+def _query_rows(tensor):
+    arranged = tensor.tile((1, 1, BLOCK_M, -1))
+    arranged.dtype = arranged.dtype.squeeze((0, 1))
+    return arranged
+
+
+def _key_blocks(tensor, queries):
+    arranged = tensor.tile((1, 1, BLOCK_N, -1)).tile((1, 1, -1, -1))
+    arranged = arranged.expand((-1, -1, queries.shape[-2], -1))
+    arranged.dtype = arranged.dtype.squeeze((0, 1, 3))
+    arranged.dtype.dtype = arranged.dtype.dtype.squeeze((0, 1))
+    return arranged
+
+
+def arrangement(q, k, v, scale, is_causal, o):
+    queries = _query_rows(q)
+    return queries, _key_blocks(k, queries), _key_blocks(v, queries), scale, is_causal, _query_rows(o)
+
+
+def application(q, k, v, scale, is_causal, o):
+    q_scaled = (q * (scale * 1.44269504089)).to(q.dtype)  # exp2 instead of exp
+    accumulator = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    row_sum = ntl.full((q.shape[-2],), 1, dtype=ntl.float32)
+    row_max = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    for i in range(k.shape[0]):
+        scores = ntl.dot(q_scaled, ntl.trans(k[i]))
+        scores = ntl.where(k[i].offsets(-2)[None, :] < k.source.shape[-2], scores, float("-inf"))
+        if is_causal:
+            causal = q.offsets(-2)[:, None] >= k[i].offsets(-2)[None, :]
+            scores = ntl.where(causal, scores, float("-inf"))
+        new_max = ntl.maximum(row_max, ntl.max(scores, 1))
+        p = ntl.exp2(scores - new_max[:, None])
+        alpha = ntl.exp2(row_max - new_max)
+        accumulator = accumulator * alpha[:, None] + ntl.dot(p.to(v.dtype), v[i])
+        row_sum = row_sum * alpha + ntl.sum(p, 1)
+        row_max = new_max
+    o = accumulator / row_sum[:, None]  # noqa: F841
+
+
+def _head_tensor():
+    return Tensor(4, shape_options=(None, None, None, {"constexpr": True, "upper_bound": 128}))
+
+
+KERNEL = ninetoothed.make(
+    arrangement,
+    application,
+    (_head_tensor(), _head_tensor(), _head_tensor(), Tensor(0), Tensor(0, constexpr=True), _head_tensor()),
+)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("is_causal", (False, True))
+@pytest.mark.parametrize("seq_len", (1, 77, 1024))
+def test_attention(dtype, is_causal, seq_len):
+    batch, heads, head_dim = 1, 2, 64
+    q, k, v = (torch.randn(batch, heads, seq_len, head_dim).to(dtype) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    scale = 1 / math.sqrt(head_dim)
+    KERNEL(q, k, v, scale, is_causal, o, BLOCK_M=64, BLOCK_N=32)
+    scores = q.double() @ k.double().transpose(-1, -2) * scale
+    if is_causal:
+        future = torch.ones(seq_len, seq_len, dtype=torch.bool).tril().logical_not()
+        scores = scores.masked_fill(future, float("-inf"))
+    expected = torch.softmax(scores, dim=-1) @ v.double()
+    tolerance = 1e-5 if dtype == torch.float32 else 3e-3
+    torch.testing.assert_close(o.double(), expected, rtol=tolerance, atol=tolerance)
+
+
+def test_head_dims_that_differ_fail_to_build():
+    q = torch.randn(1, 1, 8, 64)
+    k = torch.randn(1, 1, 8, 32)
+    o = torch.full_like(q, float("nan"))
+    with pytest.raises(RuntimeError, match="must be equal"):
+        KERNEL(q, k, k, 0.125, False, o, BLOCK_M=64, BLOCK_N=32)
+    assert torch.isnan(o).all()
