@@ -65,7 +65,11 @@ const std::map<std::string, UnaryFn>& unary_fns() {
       {"log2", UnaryFn::Log2},   {"sqrt", UnaryFn::Sqrt},       {"rsqrt", UnaryFn::Rsqrt},
       {"abs", UnaryFn::Abs},     {"sigmoid", UnaryFn::Sigmoid}, {"sin", UnaryFn::Sin},
       {"cos", UnaryFn::Cos},     {"tanh", UnaryFn::Tanh},       {"erf", UnaryFn::Erf},
-      {"floor", UnaryFn::Floor}, {"ceil", UnaryFn::Ceil}};
+      {"floor", UnaryFn::Floor}, {"ceil", UnaryFn::Ceil},       {"tan", UnaryFn::Tan},
+      {"asin", UnaryFn::Asin},   {"acos", UnaryFn::Acos},       {"atan", UnaryFn::Atan},
+      {"sinh", UnaryFn::Sinh},   {"cosh", UnaryFn::Cosh},       {"log1p", UnaryFn::Log1p},
+      {"expm1", UnaryFn::Expm1}, {"cbrt", UnaryFn::Cbrt},       {"log10", UnaryFn::Log10},
+      {"exp10", UnaryFn::Exp10}, {"trunc", UnaryFn::Trunc},     {"round", UnaryFn::Round}};
   return fns;
 }
 

@@ -650,8 +650,10 @@ std::vector<Expr> Param::middle_shape() const {
 }
 
 const char* unary_fn_name(UnaryFn fn) {
-  static const char* names[] = {"neg", "not",     "bitnot", "exp", "exp2", "log", "log2",  "sqrt", "rsqrt",
-                                "abs", "sigmoid", "sin",    "cos", "tanh", "erf", "floor", "ceil"};
+  static const char* names[] = {"neg",   "not",  "bitnot",  "exp",   "exp2",  "log",  "log2", "sqrt",
+                                "rsqrt", "abs",  "sigmoid", "sin",   "cos",   "tanh", "erf",  "floor",
+                                "ceil",  "tan",  "asin",    "acos",  "atan",  "sinh", "cosh", "log1p",
+                                "expm1", "cbrt", "log10",   "exp10", "trunc", "round"};
   return names[static_cast<int>(fn)];
 }
 

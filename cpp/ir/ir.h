@@ -79,7 +79,20 @@ enum class UnaryFn {
   Tanh,
   Erf,
   Floor,
-  Ceil
+  Ceil,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Log1p,
+  Expm1,
+  Cbrt,
+  Log10,
+  Exp10,
+  Trunc,
+  Round
 };
 enum class BinaryFn {
   Add,

@@ -445,3 +445,42 @@ def test_more_math_and_index_reductions(rows, cols):
     torch.testing.assert_close(values.double(), reference, rtol=1e-5, atol=1e-5)
     expected = x.argmax(dim=1, keepdim=True) * 1000 + x.argmin(dim=1, keepdim=True)
     assert torch.equal(indices.long(), expected)
+
+
+# --- More libdevice math ---------------------------------------------------------------------
+
+LIBDEVICE_CASES = {
+    "tan": (lambda x: torch.tan(x), lambda: torch.rand(1000) * 2 - 1),
+    "asin": (torch.asin, lambda: torch.rand(1000) * 1.8 - 0.9),
+    "acos": (torch.acos, lambda: torch.rand(1000) * 1.8 - 0.9),
+    "atan": (torch.atan, lambda: torch.randn(1000) * 3),
+    "sinh": (torch.sinh, lambda: torch.randn(1000)),
+    "cosh": (torch.cosh, lambda: torch.randn(1000)),
+    "log1p": (torch.log1p, lambda: torch.rand(1000) * 5),
+    "expm1": (torch.expm1, lambda: torch.randn(1000)),
+    "cbrt": (lambda x: x.sign() * x.abs() ** (1 / 3), lambda: torch.randn(1000) * 10),
+    "log10": (torch.log10, lambda: torch.rand(1000) * 100 + 0.01),
+    "exp10": (lambda x: 10**x, lambda: torch.randn(1000)),
+    "trunc": (torch.trunc, lambda: torch.randn(1000) * 10),
+    "round": (lambda x: x.sign() * torch.floor(x.abs() + 0.5), lambda: torch.randn(1000) * 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBDEVICE_CASES))
+def test_more_libdevice_math(name):
+    from ninetoothed.language import libdevice
+
+    reference, data = LIBDEVICE_CASES[name]
+    function = getattr(libdevice, name)
+
+    def arrangement(x, y, BLOCK=ninetoothed.block_size()):
+        return x.tile((BLOCK,)), y.tile((BLOCK,))
+
+    def application(x, y):
+        y = function(x)  # noqa: F841
+
+    kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+    x = data()
+    y = torch.full_like(x, float("nan"))
+    kernel(x, y)
+    torch.testing.assert_close(y.double(), reference(x.double()), rtol=2e-6, atol=2e-6)
