@@ -273,6 +273,13 @@ void bind_kernel(py::module_& m) {
            })
       .def("program_id", [](ir::Builder& b, int axis) { return Block{b.program_id(axis)}; })
       .def("num_programs", [](ir::Builder& b, int axis) { return Block{b.num_programs(axis)}; })
+      .def("level_shapes",
+           [](ir::Builder& b, int param) {
+             py::list shapes;
+             for (const Tensor* level : b.param(param).inner_levels())
+               shapes.append(shape_tuple(level->shape()));
+             return shapes;
+           })
       .def("middle_shape",
            [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
       .def("block_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).block_shape()); })

@@ -646,7 +646,11 @@ std::vector<Expr> Param::block_shape() const {
 
 std::vector<Expr> Param::middle_shape() const {
   auto levels = inner_levels();
-  return levels.size() >= 2 ? levels.front()->shape() : std::vector<Expr>{};
+  std::vector<Expr> shape;
+  for (size_t k = 0; k + 1 < levels.size(); ++k) {
+    shape.insert(shape.end(), levels[k]->shape().begin(), levels[k]->shape().end());
+  }
+  return shape;
 }
 
 const char* unary_fn_name(UnaryFn fn) {

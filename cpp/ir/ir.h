@@ -177,8 +177,8 @@ struct Param {
   std::vector<const Tensor*> inner_levels() const;
   // The innermost level's shape: the block one Load yields.
   std::vector<Expr> block_shape() const;
-  // The level under the outermost: what indices of a Load address when there
-  // are three levels or more (empty for two levels).
+  // The levels between the outermost and the block, their shapes joined:
+  // what the indices of a Load address (empty for two levels).
   std::vector<Expr> middle_shape() const;
 };
 

@@ -137,9 +137,8 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
                           const std::vector<Expr>& middle_indices, const BoundsEnv& outer_env) {
   const Tensor& arranged = *param.arranged;
   std::vector<const Tensor*> levels = arranged.levels();
-  if (levels.size() < 2 || levels.size() > 3) {
-    throw ValueError("'" + param.name + "' has " + std::to_string(levels.size()) +
-                     " levels; kernels support arranged tensors of two or three levels");
+  if (levels.size() < 2) {
+    throw ValueError("'" + param.name + "' has one level; kernels need an outermost level and blocks");
   }
   const Tensor* block = levels.back();
   SourceAccess source = resolve_source_access(arranged);
@@ -147,12 +146,14 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   SymbolMap replacements;
   const auto& outer = levels.front()->indices();
   for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, layout.program_index(d));
-  if (levels.size() == 3) {
-    const auto& middle = levels[1]->indices();
-    if (middle_indices.size() != middle.size())
-      throw std::logic_error("lower_access: wrong number of indices");
-    for (size_t d = 0; d < middle.size(); ++d) replacements.emplace(middle[d]->name, middle_indices[d]);
+  size_t next = 0;  // middle levels take the indices in order
+  for (size_t k = 1; k + 1 < levels.size(); ++k) {
+    for (const Expr& index : levels[k]->indices()) {
+      if (next == middle_indices.size()) throw std::logic_error("lower_access: too few indices");
+      replacements.emplace(index->name, middle_indices[next++]);
+    }
   }
+  if (next != middle_indices.size()) throw std::logic_error("lower_access: too many indices");
   for (size_t d = 0; d < block->indices().size(); ++d)
     replacements.emplace(block->indices()[d]->name, element_index(d));
 

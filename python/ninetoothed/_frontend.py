@@ -72,7 +72,7 @@ class Parameter:
     @property
     def shape(self):
         """The shape of the level under the outermost."""
-        return self._builder.middle_shape(self._index) or self._builder.block_shape(self._index)
+        return self._builder.level_shapes(self._index)[0]
 
     @property
     def ndim(self):
@@ -86,7 +86,7 @@ class Parameter:
         indices = list(key) if isinstance(key, tuple) else [key]
         if all(i is None or i is Ellipsis or isinstance(i, slice) for i in indices):
             return self._ninetoothed_block()[key]  # x[:, None] on the block
-        return self._builder.load(self._index, [_block(i) for i in indices])
+        return _Indexed(self, [])[key]
 
     def to(self, dtype):
         return self._ninetoothed_block().to(dtype)
@@ -135,6 +135,42 @@ for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt)
     setattr(Parameter, f"__{_name}__", _operator_method(_op))
 Parameter.__neg__ = lambda self: -self._ninetoothed_block()
 Parameter.__invert__ = lambda self: ~self._ninetoothed_block()
+
+
+class _Indexed:
+    """A parameter with some of its middle levels indexed (`p[i]` of four levels or more)."""
+
+    def __init__(self, parameter, indices):
+        self._parameter = parameter
+        self._indices = indices
+
+    @property
+    def _levels(self):
+        return self._parameter._builder.level_shapes(self._parameter._index)
+
+    @property
+    def shape(self):
+        """The shape of the next level to index."""
+        consumed, levels = len(self._indices), self._levels
+        for shape in levels:
+            if consumed == 0:
+                return shape
+            consumed -= len(shape)
+        return levels[-1]
+
+    def __getitem__(self, key):
+        indices = self._indices + (list(key) if isinstance(key, tuple) else [key])
+        levels = self._levels
+        total = sum(len(shape) for shape in levels[:-1])
+        level_start = 0
+        for shape in levels[:-1]:  # an index may not stop inside a level
+            if level_start < len(indices) < level_start + len(shape):
+                raise IndexError(f"a level of shape {shape} needs {len(shape)} indices")
+            level_start += len(shape)
+        if len(indices) < total:
+            return _Indexed(self._parameter, indices)
+        builder = self._parameter._builder
+        return builder.load(self._parameter._index, [_block(i) for i in indices])
 
 
 class _Source:

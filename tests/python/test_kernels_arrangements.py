@@ -99,3 +99,30 @@ def test_parameters_sharing_a_source_must_agree_on_strides():
     with pytest.raises(ValueError, match="share its strides"):
         kernel(x, *outputs, OFFSET_ROWS=4, OFFSET_COLS=4)
     assert all((o == -1).all() for o in outputs)
+
+
+CHUNK = ninetoothed.Symbol("CHUNK", constexpr=True)
+GROUP = ninetoothed.Symbol("GROUP", constexpr=True)
+
+
+def _four_level_arrangement(x, output):
+    # Programs over rows; each row is groups of chunks of elements: four levels.
+    return x.tile((1, CHUNK)).tile((1, GROUP)).tile((1, -1)), output.tile((1, 1))
+
+
+def _four_level_application(x, output):
+    total = ntl.zeros((1, CHUNK), dtype=ntl.float32)
+    for i in range(x.shape[1]):
+        group = x[0, i]
+        for j in range(group.shape[1]):
+            total += group[0, j]
+    output = ntl.sum(total, axis=1, keep_dims=True)  # noqa: F841
+
+
+@pytest.mark.parametrize("rows, cols", ((3, 100), (1, 1), (4, 64)))
+def test_four_levels(rows, cols):
+    kernel = ninetoothed.make(_four_level_arrangement, _four_level_application, (Tensor(2), Tensor(2)))
+    x = torch.randn(rows, cols)
+    output = torch.full((rows, 1), float("nan"))
+    kernel(x, output, CHUNK=8, GROUP=3)
+    torch.testing.assert_close(output.double(), x.double().sum(1, keepdim=True), rtol=1e-5, atol=1e-5)
