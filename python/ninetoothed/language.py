@@ -23,6 +23,13 @@ uint32 = DType.uint32
 uint64 = DType.uint64
 
 
+def _builder():
+    """The IR builder of the application being traced (for functions that record statements)."""
+    from ninetoothed._frontend import current_builder
+
+    return current_builder()
+
+
 def _block(x):
     """A block from a parameter, a block, a number or a Symbol."""
     as_block = getattr(x, "_ninetoothed_block", None)
@@ -111,16 +118,12 @@ def cdiv(x, y):
 
 def program_id(axis):
     """The current program's index along outermost dimension `axis`."""
-    from ninetoothed._frontend import current_builder
-
-    return current_builder().program_id(axis)
+    return _builder().program_id(axis)
 
 
 def num_programs(axis):
     """The number of programs along outermost dimension `axis`."""
-    from ninetoothed._frontend import current_builder
-
-    return current_builder().num_programs(axis)
+    return _builder().num_programs(axis)
 
 
 def rand(seed, offsets):
@@ -139,23 +142,17 @@ def load(pointer, mask=None, other=None):
 
     Where `mask` is false, and wherever a pointer leaves the tensor, the
     value is `other` (0 if None)."""
-    from ninetoothed._frontend import current_builder
-
-    return current_builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
+    return _builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
 
 
 def store(pointer, value, mask=None):
     """Stores `value` where `pointer` points, where `mask` holds and inside the tensor."""
-    from ninetoothed._frontend import current_builder
-
-    current_builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
+    _builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
 
 
 def atomic_add(pointer, value, mask=None):
     """Adds `value` atomically where `pointer` points (float32, float64, 32/64-bit integers)."""
-    from ninetoothed._frontend import current_builder
-
-    current_builder().store_pointer(pointer, _block(value), _optional_block(mask), True)
+    _builder().store_pointer(pointer, _block(value), _optional_block(mask), True)
 
 
 def _optional_block(x):
