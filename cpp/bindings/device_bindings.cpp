@@ -4,6 +4,8 @@
 
 #include "bindings/conversions.h"
 #include "runtime/device.h"
+#include "driver/compiled_kernel.h"
+#include "runtime/disk_cache.h"
 #include "runtime/program.h"
 
 namespace nt::bindings {
@@ -33,6 +35,20 @@ void bind_device(py::module_& m) {
   m.def("current_device", [] { return info_dict(current_device()->info()); });
   m.def("select_device",
         [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
+  m.def(
+      "cache_stats",
+      [] {
+        py::dict out;
+        out["program_builds"] = ProgramCache::instance().num_builds();
+        out["program_binary_loads"] = ProgramCache::instance().num_binary_loads();
+        out["timing_runs"] = num_timing_runs();
+        out["disk_hits"] = DiskCache::instance().hits();
+        out["disk_misses"] = DiskCache::instance().misses();
+        out["cache_dir"] = DiskCache::instance().directory();
+        return out;
+      },
+      "Counters of builds, binary loads, tuning runs and disk-cache lookups in this process.");
+  m.def("take_cache_warning", [] { return DiskCache::instance().take_warning(); });
   m.def(
       "build_opencl",
       [](const std::string& source, const std::string& options) {

@@ -309,6 +309,22 @@ void bind_kernel(py::module_& m) {
       .def_property_readonly("constexpr_symbols", &CompiledKernel::constexpr_symbols)
       .def_property_readonly("meta_symbols", &CompiledKernel::meta_symbols)
       .def_property_readonly("default_config", &CompiledKernel::default_config)
+      .def("set_max_num_configs", &CompiledKernel::set_max_num_configs)
+      .def("tuning_report",
+           [](const CompiledKernel& k) {
+             py::list records;
+             for (const TuningRecord& r : k.tuning_report()) {
+               py::dict record;
+               record["key"] = r.key;
+               py::list candidates;
+               for (const auto& [config, seconds] : r.candidates) candidates.append(py::make_tuple(config, seconds));
+               record["candidates"] = candidates;
+               record["chosen"] = r.chosen;
+               record["from_disk"] = r.from_disk;
+               records.append(record);
+             }
+             return records;
+           })
       .def(
           "launch",
           [](CompiledKernel& k, const py::list& args, const SymbolValues& constexpr_values,

@@ -1,16 +1,23 @@
 #include "driver/compiled_kernel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <limits>
 #include <cstdio>
 #include <sstream>
 
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"
+#include "runtime/disk_cache.h"
 #include "runtime/program.h"
 #include "support/errors.h"
 #include "symbolic/printer.h"
 #include "symbolic/substitute.h"
+#include "tune/config_space.h"
 
 namespace nt {
 
@@ -134,13 +141,21 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
 
 double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
                               const std::optional<SymbolValues>& config) {
+  Bound bound = bind(args, constexpr_values);
+  if (config) return run(bound, *config, args);
+  return run(bound, choose(bound, args), args);
+}
+
+CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
+                                           const SymbolValues& constexpr_values) const {
   const auto& params = lowered_.params;
   if (args.size() != params.size()) {
     throw TypeError("the kernel takes " + std::to_string(params.size()) + " arguments, got " +
                     std::to_string(args.size()));
   }
-  SymbolMap values;
-  std::vector<std::string> options;
+  Bound bound;
+  SymbolMap& values = bound.values;
+  std::vector<std::string>& options = bound.options;
   // Constexpr and meta symbols.
   for (const std::string& name : constexpr_symbols_) {
     auto it = constexpr_values.find(name);
@@ -148,13 +163,6 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       throw TypeError("missing a value for the constexpr symbol '" + name + "': pass it by keyword, e.g. " +
                       name + "=...");
     }
-    values.emplace(name, Expr(it->second));
-  }
-  const SymbolValues& meta = config ? *config : default_config_;
-  for (const std::string& name : meta_symbols_) {
-    auto it = meta.find(name);
-    if (it == meta.end())
-      throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
     values.emplace(name, Expr(it->second));
   }
   // Sizes and strides of the tensors; constexpr scalars.
@@ -210,6 +218,26 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
       }
     }
   }
+  for (const codegen::KernelArg& a : source_.args) {
+    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
+    if (values.at(a.symbol).as_int() == 1)
+      options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
+  }
+  // What tuning depends on: the device, every bound value, the options.
+  for (const auto& [name, value] : values) bound.key += name + "=" + to_python(value) + ";";
+  for (const std::string& o : options) bound.key += o + ";";
+  return bound;
+}
+
+std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const {
+  values = bound.values;
+  std::vector<std::string> options = bound.options;
+  for (const std::string& name : meta_symbols_) {
+    auto it = meta.find(name);
+    if (it == meta.end())
+      throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
+    values.emplace(name, Expr(it->second));
+  }
   // Every macro has its value now (constexpr sizes from the tensors).
   for (const auto& [name, attrs] : symbols_) {
     int64_t v = *values.at(name).as_int();
@@ -225,6 +253,15 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
                      " bytes of private memory per program (blocks held in memory), more than the " +
                      std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
   }
+  std::string joined;
+  for (const std::string& o : options) joined += o + " ";
+  return joined + "-cl-mad-enable";
+}
+
+double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args) {
+  const auto& params = lowered_.params;
+  SymbolMap values;
+  std::string joined = build_options(bound, meta, values);
   // The outermost shapes agree: that many programs.
   std::vector<int64_t> grid;
   int first = -1;
@@ -251,14 +288,6 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
   for (int64_t n : grid) num_programs *= static_cast<size_t>(n);
   if (num_programs == 0) return 0.0;
 
-  for (const codegen::KernelArg& a : source_.args) {
-    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
-    if (values.at(a.symbol).as_int() == 1)
-      options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
-  }
-  std::string joined;
-  for (const std::string& o : options) joined += o + " ";
-  joined += "-cl-mad-enable";
 
   std::shared_ptr<Device> device = current_device();
   if (device != device_) {  // another device was selected: build anew
@@ -347,6 +376,138 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
     }
   }
   return launcher.launch(layout_.global_size(num_programs), layout_.local_size());
+}
+
+}  // namespace nt
+
+namespace nt {
+
+namespace {
+
+// Candidates tried when make() gave no max_num_configs.
+constexpr size_t kDefaultMaxConfigs = 12;
+// Elements one block may hold in a candidate configuration.
+constexpr int64_t kTuningBlockBudget = 16384;
+
+std::atomic<size_t> g_timing_runs{0};
+
+double seconds_of(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+size_t num_timing_runs() { return g_timing_runs; }
+
+SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
+  if (meta_symbols_.empty()) return {};
+  std::string key = current_device()->cache_key() + "|" + bound.key;
+  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+
+  // Chosen by an earlier process?
+  std::string disk_key = source_.name + "|" + std::to_string(fnv1a(source_.source)) + "|" + key;
+  if (auto text = DiskCache::instance().read("tuning", disk_key)) {
+    auto config = tune::parse_config(*text);
+    bool complete = config && config->size() == meta_symbols_.size();
+    for (const std::string& name : meta_symbols_) complete = complete && config->count(name);
+    if (complete) {
+      chosen_[key] = *config;
+      report_.push_back({key, {}, *config, true});
+      return *config;
+    }
+  }
+
+  // The candidates that fit.
+  std::vector<tune::MetaSymbol> symbols;
+  for (const std::string& name : meta_symbols_) symbols.push_back({name, symbols_.at(name)});
+  auto fits = [&](const tune::Config& config) {
+    SymbolMap values = bound.values;
+    for (const auto& [name, value] : config) values[name] = Expr(value);
+    auto bytes = evaluate(source_.private_bytes, values);
+    if (!bytes || *bytes > kPrivateMemoryBudget) return false;
+    for (const ir::Param& p : lowered_.params) {
+      if (p.scalar) continue;
+      int64_t elements = 1;
+      for (const Expr& size : p.block_shape()) elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+      if (elements > kTuningBlockBudget) return false;
+    }
+    return true;
+  };
+  std::vector<tune::Config> space =
+      tune::config_space(symbols, fits, max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs);
+  if (space.empty()) return default_config_;  // nothing fits: the default's launch says why
+
+  // Outputs go to scratch copies: tuning never changes the caller's tensors
+  // (nor applies atomics twice).
+  std::vector<std::vector<char>> scratch;
+  std::vector<LaunchArg> scratch_args = args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!written_[i] || !std::holds_alternative<TensorArg>(args[i])) continue;
+    TensorArg& t = std::get<TensorArg>(scratch_args[i]);
+    int64_t lo = 0, hi = 0;
+    bool empty = false;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      empty = empty || t.shape[d] == 0;
+      int64_t extent = (t.shape[d] - 1) * t.strides[d];
+      (extent < 0 ? lo : hi) += extent;
+    }
+    if (empty) continue;
+    int64_t item = dtype_bytes(lowered_.params[i].dtype);
+    const char* base = static_cast<const char*>(t.data) + lo * item;
+    scratch.emplace_back(base, base + (hi - lo + 1) * item);
+    t.data = scratch.back().data() - lo * item;
+  }
+
+  // Build the candidates in parallel (the device compiler runs on both
+  // cores), then time them one by one.
+  std::shared_ptr<Device> device = current_device();
+  {
+    std::vector<std::future<void>> builds;
+    for (const tune::Config& config : space) {
+      builds.push_back(std::async(std::launch::async, [this, &bound, &device, config] {
+        try {
+          SymbolMap values;
+          ProgramCache::instance().get(*device, source_.source, build_options(bound, config, values));
+        } catch (const std::exception&) {
+          // timed below as a failure
+        }
+      }));
+      if (builds.size() == 2) {
+        for (auto& b : builds) b.get();
+        builds.clear();
+      }
+    }
+    for (auto& b : builds) b.get();
+  }
+  TuningRecord record{key, {}, {}, false};
+  double best = std::numeric_limits<double>::infinity();
+  SymbolValues chosen = space.front();
+  for (const tune::Config& config : space) {
+    double seconds = std::numeric_limits<double>::infinity();
+    try {
+      run(bound, config, scratch_args);  // warm-up
+      seconds = seconds_of([&] { run(bound, config, scratch_args); });
+      g_timing_runs += 2;
+      if (seconds < 1.25 * best) {
+        seconds = std::min(seconds, seconds_of([&] { run(bound, config, scratch_args); }));
+        ++g_timing_runs;
+      }
+    } catch (const std::exception&) {
+      // A candidate that fails to build or run is never chosen.
+    }
+    record.candidates.emplace_back(config, seconds);
+    if (seconds < best) {
+      best = seconds;
+      chosen = config;
+    }
+  }
+  record.chosen = chosen;
+  report_.push_back(record);
+  chosen_[key] = chosen;
+  DiskCache::instance().write("tuning", disk_key, tune::format_config(chosen));
+  return chosen;
 }
 
 }  // namespace nt

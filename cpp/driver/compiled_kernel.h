@@ -42,6 +42,17 @@ struct ScalarArg {
 using LaunchArg = std::variant<TensorArg, ScalarArg>;
 using SymbolValues = std::map<std::string, int64_t>;
 
+// What auto-tuning did for one key (sizes, strides, constexpr values, device).
+struct TuningRecord {
+  std::string key;
+  std::vector<std::pair<SymbolValues, double>> candidates;  // seconds; infinity if it failed
+  SymbolValues chosen;
+  bool from_disk = false;  // chosen by an earlier process
+};
+
+// Timed runs of candidates in this process (every kernel).
+size_t num_timing_runs();
+
 class CompiledKernel {
  public:
   explicit CompiledKernel(const ir::Kernel& traced);
@@ -54,11 +65,28 @@ class CompiledKernel {
   // The configuration used for meta symbols when none is given.
   const SymbolValues& default_config() const { return default_config_; }
 
-  // Runs the kernel; returns the device time in seconds.
+  // Runs the kernel; returns the device time in seconds. Without `config`,
+  // meta symbols take the configuration tuned for these arguments: chosen by
+  // timing the candidates on scratch copies of the written tensors the first
+  // time a key is seen, kept in memory and on disk (DiskCache "tuning").
   double launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
                 const std::optional<SymbolValues>& config = std::nullopt);
 
+  void set_max_num_configs(size_t n) { max_num_configs_ = n; }
+  const std::vector<TuningRecord>& tuning_report() const { return report_; }
+
  private:
+  // What one launch's arguments determine (everything but meta values).
+  struct Bound {
+    SymbolMap values;                  // sizes, strides, constexpr symbols
+    std::vector<std::string> options;  // constexpr scalars, unit strides
+    std::string key;                   // for tuning
+  };
+  Bound bind(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values) const;
+  double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args);
+  SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args);
+  std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
+
   struct Built {
     std::unique_ptr<KernelLauncher> launcher;
   };
@@ -73,6 +101,9 @@ class CompiledKernel {
   std::vector<bool> written_;
   std::shared_ptr<Device> device_;
   std::map<std::string, Built> built_;  // by build options
+  size_t max_num_configs_ = 0;          // 0: the default cap
+  std::map<std::string, SymbolValues> chosen_;  // by tuning key
+  std::vector<TuningRecord> report_;
 };
 
 }  // namespace nt

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <functional>
 
+#include "runtime/disk_cache.h"
+
 namespace nt {
 
 namespace {
@@ -47,6 +49,35 @@ ClProgram build_program(const Device& device, const std::string& source, const s
   return program;
 }
 
+namespace {
+
+// The device binary of a built program (empty if the driver gives none).
+std::string program_binary(cl_program program) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0) {
+    return "";
+  }
+  std::string binary(size, '\0');
+  unsigned char* pointer = reinterpret_cast<unsigned char*>(binary.data());
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS) return "";
+  return binary;
+}
+
+// A program from a binary an earlier process saved; nothing if the driver refuses it.
+std::optional<ClProgram> program_from_binary(const Device& device, const std::string& binary,
+                                             const std::string& options) {
+  cl_device_id id = device.id();
+  size_t size = binary.size();
+  const unsigned char* pointer = reinterpret_cast<const unsigned char*>(binary.data());
+  cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
+  ClProgram program(clCreateProgramWithBinary(device.context(), 1, &id, &size, &pointer, &binary_status, &status));
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return std::nullopt;
+  if (clBuildProgram(program.get(), 1, &id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) return std::nullopt;
+  return program;
+}
+
+}  // namespace
+
 ProgramCache& ProgramCache::instance() {
   static ProgramCache cache;
   return cache;
@@ -58,7 +89,20 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source, con
     std::lock_guard lock(mutex_);
     if (auto it = programs_.find(key); it != programs_.end()) return it->second;
   }
+  // Built by an earlier process? Its binary is on disk under the device,
+  // the options and the source.
+  std::string disk_key = device.cache_key() + '\0' + options + '\0' + source;
+  if (auto binary = DiskCache::instance().read("programs", disk_key)) {
+    if (auto program = program_from_binary(device, *binary, options)) {
+      std::lock_guard lock(mutex_);
+      ++num_binary_loads_;
+      return programs_.emplace(key, *program).first->second;
+    }
+  }
   ClProgram program = build_program(device, source, options);
+  if (std::string binary = program_binary(program.get()); !binary.empty()) {
+    DiskCache::instance().write("programs", disk_key, binary);
+  }
   std::lock_guard lock(mutex_);
   ++num_builds_;
   return programs_.emplace(key, program).first->second;

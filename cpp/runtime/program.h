@@ -1,15 +1,17 @@
-// Building OpenCL programs, and the in-memory program cache.
+// Building OpenCL programs, and the program cache.
 //
 // In: OpenCL C source, build options (`-DNAME=value` per configuration) and a
 // device. Out: a built program, or a BuildError whose message holds the
 // compiler's log and where the source was written for reading. ProgramCache
-// keeps built programs per (device context, options, source) for the process, so a
-// kernel is built once per configuration.
+// keeps built programs per (device context, options, source) for the process,
+// and their device binaries on disk (DiskCache, keyed by device, options and
+// source), so a kernel is built once per configuration, not once per process.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -31,13 +33,15 @@ class ProgramCache {
 
   // The built program for this key, building it on first use.
   ClProgram get(const Device& device, const std::string& source, const std::string& options);
-  size_t num_builds() const { return num_builds_; }
+  size_t num_builds() const { return num_builds_; }              // from source
+  size_t num_binary_loads() const { return num_binary_loads_; }  // from the disk cache
 
  private:
   std::mutex mutex_;
   std::map<std::tuple<cl_context, std::string, std::string>, ClProgram>
       programs_;  // a program retains its context
   size_t num_builds_ = 0;
+  size_t num_binary_loads_ = 0;
 };
 
 }  // namespace nt

@@ -9,6 +9,7 @@ the kernel by buffer: their data pointers, shapes and strides (in elements).
 """
 
 import inspect
+import warnings
 
 from ninetoothed import _core
 from ninetoothed._core import DType, Tensor
@@ -89,6 +90,7 @@ class Kernel:
         self._params = [_ParamSpec(n, t) for n, t in zip(names, arranged)]
         self._compiled = {}
         self._last = None
+        self._pinned = None
         # Trace once with the declared dtypes (float32 where none is declared),
         # so that unsupported syntax surfaces at make() time. Other errors may
         # depend on the dtypes the arguments will have; they wait for a launch.
@@ -128,6 +130,8 @@ class Kernel:
                 arguments.append(Parameter(builder, index, param.name, param.arranged, entry))
         Tracer(builder).trace(self._application, arguments)
         compiled = builder.finish()
+        if self.max_num_configs:
+            compiled.set_max_num_configs(self.max_num_configs)
         self._compiled[key] = compiled
         return compiled
 
@@ -168,7 +172,18 @@ class Kernel:
                     constexpr_values[name] = int(value.__index__())
                 except (AttributeError, TypeError):
                     raise TypeError(f"the constexpr value {name}={value!r} must be an int") from None
-        compiled.launch(launch_args, constexpr_values)
+        compiled.launch(launch_args, constexpr_values, self._pinned)
+        warning = _core.take_cache_warning()
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=2)
+
+    def pin(self, config):
+        """Uses `config` ({meta symbol name: value}) for every launch instead of tuning; None unpins."""
+        self._pinned = None if config is None else {str(k): int(v) for k, v in config.items()}
+
+    def tuning_report(self):
+        """What auto-tuning did: per key, the candidates with their times in seconds and the choice."""
+        return [record for compiled in self._compiled.values() for record in compiled.tuning_report()]
 
 
 def _tensor_argument(param, arg):

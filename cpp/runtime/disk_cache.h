@@ -1,0 +1,50 @@
+// DiskCache: entries that outlive the process (built programs, tuning choices).
+//
+// In: a kind ("programs", "tuning"), a key (any bytes) and a payload. Out: the
+// payload stored under that key by this or an earlier process, or nothing.
+// Entries live in NINETOOTHED_CACHE_DIR (default: $XDG_CACHE_HOME/ninetoothed,
+// else ~/.cache/ninetoothed), one file per key named by the key's hash. Each
+// file holds the full key and a checksum: a file that is truncated, corrupt or
+// belongs to another key reads as missing (and is overwritten by the next
+// write). Writes go to a temporary file renamed into place, so concurrent
+// processes writing one entry never leave a mix. If the directory cannot be
+// written, the cache keeps working in memory only and says so once
+// (take_warning()).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace nt {
+
+class DiskCache {
+ public:
+  static DiskCache& instance();
+
+  std::optional<std::string> read(const std::string& kind, const std::string& key);
+  void write(const std::string& kind, const std::string& key, const std::string& payload);
+
+  // The directory in use ("" when disabled).
+  std::string directory();
+  // A warning to show the user once (empty if none is pending).
+  std::string take_warning();
+
+  size_t hits() const { return hits_; }
+  size_t misses() const { return misses_; }
+
+ private:
+  DiskCache() = default;
+  void disable(const std::string& why);
+
+  std::mutex mutex_;
+  std::optional<std::string> root_;  // resolved on first use
+  bool disabled_ = false;
+  std::string warning_;
+  size_t hits_ = 0, misses_ = 0;
+};
+
+uint64_t fnv1a(const std::string& bytes, uint64_t seed = 1469598103934665603ull);
+
+}  // namespace nt
