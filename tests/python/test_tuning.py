@@ -1,0 +1,170 @@
+"""Auto-tuning and the persistent caches, each case in fresh processes with its own cache directory."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+PYTHON_DIR = pathlib.Path(__file__).resolve().parents[2] / "python"
+
+KERNELS = textwrap.dedent(
+    """
+    import json, sys, warnings
+    import torch
+    import ninetoothed
+    import ninetoothed.language as ntl
+    from ninetoothed import Tensor
+
+    def add_arrangement(x, y, z, BLOCK=ninetoothed.block_size()):
+        return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
+
+    def add_application(x, y, z):
+        z = x + y
+
+    BM, BN, BK = ninetoothed.block_size(), ninetoothed.block_size(), ninetoothed.block_size()
+
+    def matmul_arrangement(a, b, c):
+        c_arranged = c.tile((BM, BN))
+        a_arranged = a.tile((BM, BK)).tile((1, -1)).expand((-1, c_arranged.shape[1]))
+        a_arranged.dtype = a_arranged.dtype.squeeze(0)
+        b_arranged = b.tile((BK, BN)).tile((-1, 1)).expand((c_arranged.shape[0], -1))
+        b_arranged.dtype = b_arranged.dtype.squeeze(1)
+        return a_arranged, b_arranged, c_arranged
+
+    def matmul_application(a, b, c):
+        accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+        for k in range(a.shape[0]):
+            accumulator += ntl.dot(a[k], b[k])
+        c = accumulator
+
+    def sum_arrangement(x, out, BLOCK=ninetoothed.block_size()):
+        x_arranged = x.tile((BLOCK,))
+        return x_arranged, out.tile((1,)).expand((x_arranged.shape[0],))
+
+    def sum_application(x, out):
+        ntl.atomic_add(out.source.data_ptr(), ntl.sum(x))
+
+    MAX = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    add = ninetoothed.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1)), max_num_configs=MAX)
+    matmul = ninetoothed.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2)), max_num_configs=MAX or 4)
+    total = ninetoothed.make(sum_arrangement, sum_application, (Tensor(1), Tensor(1)), max_num_configs=MAX)
+
+    torch.manual_seed(0)
+    x, y = torch.randn(100_003), torch.randn(100_003)
+    z = torch.full_like(x, float("nan"))
+    a, b = torch.randn(130, 70), torch.randn(70, 90)
+    c = torch.full((130, 90), float("nan"))
+    ints = torch.randint(-100, 100, (50_001,), dtype=torch.int64)
+    out = torch.zeros(1, dtype=torch.int64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        add(x, y, z)
+        matmul(a, b, c)
+        total(ints, out)
+    result = {
+        "add_ok": bool(torch.equal(z, x + y)),
+        "matmul_ok": bool(torch.allclose(c, a @ b, rtol=1e-4, atol=1e-4)),
+        "sum_ok": int(out.item()) == int(ints.sum().item()),
+        "reports": {name: k.tuning_report() for name, k in (("add", add), ("matmul", matmul), ("sum", total))},
+        "stats": ninetoothed._core.cache_stats(),
+        "warnings": [str(w.message) for w in caught],
+    }
+    print(json.dumps(result))
+    """
+)
+
+
+def run(cache_dir, *args):
+    environment = dict(os.environ, NINETOOTHED_CACHE_DIR=str(cache_dir), PYTHONPATH=str(PYTHON_DIR))
+    with tempfile.TemporaryDirectory() as directory:
+        script = pathlib.Path(directory) / "tuned_kernels.py"  # applications need a source file
+        script.write_text(KERNELS)
+        completed = subprocess.run(
+            [sys.executable, str(script), *args], env=environment, capture_output=True, text=True, timeout=600
+        )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def assert_correct(result):
+    assert result["add_ok"] and result["matmul_ok"] and result["sum_ok"]
+
+
+def test_tuning_chooses_the_fastest_candidate_and_a_second_process_reuses_everything(tmp_path):
+    first = run(tmp_path)
+    assert_correct(first)  # the atomic sum is exact: tuning ran on scratch copies
+    for name, report in first["reports"].items():
+        (record,) = report
+        assert not record["from_disk"]
+        times = {json.dumps(config, sort_keys=True): seconds for config, seconds in record["candidates"]}
+        chosen = json.dumps(record["chosen"], sort_keys=True)
+        assert chosen in times, name
+        assert times[chosen] == min(times.values()), name
+    assert first["stats"]["timing_runs"] > 0
+    assert first["stats"]["program_builds"] > 0
+
+    second = run(tmp_path)
+    assert_correct(second)
+    assert second["stats"]["program_builds"] == 0  # binaries came from the cache
+    assert second["stats"]["program_binary_loads"] > 0
+    assert second["stats"]["timing_runs"] == 0
+    for name, report in second["reports"].items():
+        (record,) = report
+        assert record["from_disk"], name
+        assert record["chosen"] == first["reports"][name][0]["chosen"], name
+
+
+def test_max_num_configs_caps_the_candidates(tmp_path):
+    result = run(tmp_path, "3")
+    assert_correct(result)
+    for report in result["reports"].values():
+        assert 1 <= len(report[0]["candidates"]) <= 3
+
+
+def test_corrupt_cache_entries_are_survived(tmp_path):
+    run(tmp_path)
+    files = [f for f in tmp_path.rglob("*") if f.is_file()]
+    assert files
+    for i, f in enumerate(files):
+        data = f.read_bytes()
+        f.write_bytes(data[: len(data) // 2] if i % 2 else b"garbage" + data[7:])
+    result = run(tmp_path)
+    assert_correct(result)
+    assert result["stats"]["program_builds"] > 0  # rebuilt what could not be read
+    third = run(tmp_path)  # and the rewritten entries are good again
+    assert third["stats"]["program_builds"] == 0 and third["stats"]["timing_runs"] == 0
+
+
+def test_unwritable_cache_directory_degrades_to_memory_with_a_warning(tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory would be")
+    result = run(blocker / "cache")
+    assert_correct(result)
+    assert any("memory only" in w for w in result["warnings"])
+
+
+def test_pinned_configuration_skips_tuning():
+    import torch
+
+    import ninetoothed
+    from ninetoothed import Tensor
+
+    def arrangement(x, y, BLOCK=ninetoothed.block_size()):
+        return x.tile((BLOCK,)), y.tile((BLOCK,))
+
+    def application(x, y):
+        y = x * 3  # noqa: F841
+
+    kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+    (name,) = kernel._last.meta_symbols
+    kernel.pin({name: 64})
+    before = ninetoothed._core.cache_stats()["timing_runs"]
+    x = torch.randn(1001)
+    y = torch.full_like(x, float("nan"))
+    kernel(x, y)
+    assert torch.equal(y, x * 3)
+    assert ninetoothed._core.cache_stats()["timing_runs"] == before
+    assert kernel.tuning_report() == []
