@@ -1,0 +1,23 @@
+// OpenCL C types of NineToothed's dtypes, and the helpers every kernel uses.
+//
+// In: a dtype. Out: the C type it computes in (float16 and bfloat16 compute in
+// float, booleans in int) and the one it is stored in (half, ushort for
+// bfloat16 bits, uchar for booleans). kPreamble is the text every generated
+// source starts with: Python's floor division for index arithmetic, float16
+// and bfloat16 rounding, compare-and-swap float atomics, Philox random numbers.
+#pragma once
+
+#include <string>
+
+#include "tensor/dtype.h"
+
+namespace nt::codegen {
+
+extern const char* const kPreamble;
+
+std::string compute_type(DType dtype);
+std::string storage_type(DType dtype);
+// The least (or greatest) value of an integer C type, as a C expression.
+std::string limit_macro(const std::string& c_type, bool greatest);
+
+}  // namespace nt::codegen
