@@ -58,12 +58,14 @@ TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) {
 TEST(Runtime, CacheBuildsEachConfigurationOnce) {
   auto device = current_device();
   auto& cache = ProgramCache::instance();
+  // A program comes from source or, built by an earlier process, from the disk cache.
+  auto made = [&] { return cache.num_builds() + cache.num_binary_loads(); };
   cache.get(*device, kAddSource, "-DBLOCK=3");
-  size_t builds = cache.num_builds();
+  size_t before = made();
   cache.get(*device, kAddSource, "-DBLOCK=3");
-  EXPECT_EQ(cache.num_builds(), builds);
+  EXPECT_EQ(made(), before);
   cache.get(*device, kAddSource, "-DBLOCK=5");
-  EXPECT_EQ(cache.num_builds(), builds + 1);
+  EXPECT_EQ(made(), before + 1);
 }
 
 TEST(Runtime, BuildFailureCarriesTheLog) {
