@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <limits>
-#include <cstdio>
 #include <sstream>
 
 #include "ir/builder.h"
@@ -35,6 +35,24 @@ std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
   } catch (const ZeroDivisionError&) {
     return std::nullopt;
   }
+}
+
+// The elements a tensor spans, relative to its element (0, ..., 0): from
+// `lo` (<= 0) to `hi`; `empty` when it has no elements.
+struct Span {
+  int64_t lo = 0, hi = 0;
+  bool empty = false;
+  int64_t elements() const { return empty ? 0 : hi - lo + 1; }
+};
+
+Span span_of(const TensorArg& t) {
+  Span span;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    span.empty = span.empty || t.shape[d] == 0;
+    int64_t extent = (t.shape[d] - 1) * t.strides[d];
+    (extent < 0 ? span.lo : span.hi) += extent;
+  }
+  return span;
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -223,13 +241,17 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
     if (values.at(a.symbol).as_int() == 1)
       options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
   }
-  // What tuning depends on: the device, every bound value, the options.
-  for (const auto& [name, value] : values) bound.key += name + "=" + to_python(value) + ";";
-  for (const std::string& o : options) bound.key += o + ";";
+  // What tuning depends on: the device, every bound value, the options
+  // (only kernels with meta symbols are tuned).
+  if (!meta_symbols_.empty()) {
+    for (const auto& [name, value] : values) bound.key += name + "=" + to_python(value) + ";";
+    for (const std::string& o : options) bound.key += o + ";";
+  }
   return bound;
 }
 
-std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const {
+std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues& meta,
+                                          SymbolMap& values) const {
   values = bound.values;
   std::vector<std::string> options = bound.options;
   for (const std::string& name : meta_symbols_) {
@@ -288,7 +310,6 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   for (int64_t n : grid) num_programs *= static_cast<size_t>(n);
   if (num_programs == 0) return 0.0;
 
-
   std::shared_ptr<Device> device = current_device();
   if (device != device_) {  // another device was selected: build anew
     built_.clear();
@@ -309,20 +330,13 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
         const auto& t = std::get<TensorArg>(args[a.param]);
-        int64_t lo = 0, hi = 0;
-        bool empty = false;
-        for (size_t d = 0; d < t.shape.size(); ++d) {
-          if (t.shape[d] == 0) empty = true;
-          int64_t extent = (t.shape[d] - 1) * t.strides[d];
-          (extent < 0 ? lo : hi) += extent;
-        }
+        Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
-        char* base = static_cast<char*>(t.data) + lo * item;
-        launcher.set_buffer(index, base, empty ? 0 : static_cast<size_t>((hi - lo + 1) * item),
-                            written_[a.param]);
-        cl_long offset = -lo;
+        char* base = static_cast<char*>(t.data) + span.lo * item;
+        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), written_[a.param]);
+        cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
-        cl_long extent = empty ? 0 : hi - lo + 1;
+        cl_long extent = span.elements();
         launcher.set_scalar<cl_long>(index + 2, extent);
         break;
       }
@@ -430,7 +444,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     for (const ir::Param& p : lowered_.params) {
       if (p.scalar) continue;
       int64_t elements = 1;
-      for (const Expr& size : p.block_shape()) elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+      for (const Expr& size : p.block_shape())
+        elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
       if (elements > kTuningBlockBudget) return false;
     }
     return true;
@@ -446,18 +461,12 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   for (size_t i = 0; i < args.size(); ++i) {
     if (!written_[i] || !std::holds_alternative<TensorArg>(args[i])) continue;
     TensorArg& t = std::get<TensorArg>(scratch_args[i]);
-    int64_t lo = 0, hi = 0;
-    bool empty = false;
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      empty = empty || t.shape[d] == 0;
-      int64_t extent = (t.shape[d] - 1) * t.strides[d];
-      (extent < 0 ? lo : hi) += extent;
-    }
-    if (empty) continue;
+    Span span = span_of(t);
+    if (span.empty) continue;
     int64_t item = dtype_bytes(lowered_.params[i].dtype);
-    const char* base = static_cast<const char*>(t.data) + lo * item;
-    scratch.emplace_back(base, base + (hi - lo + 1) * item);
-    t.data = scratch.back().data() - lo * item;
+    const char* base = static_cast<const char*>(t.data) + span.lo * item;
+    scratch.emplace_back(base, base + span.elements() * item);
+    t.data = scratch.back().data() - span.lo * item;
   }
 
   // Build the candidates in parallel (the device compiler runs on both
