@@ -147,6 +147,12 @@ Block index_block(const Block& block, const py::handle& key) {
   return Block{v};
 }
 
+std::vector<Value> to_values(const py::list& items) {
+  std::vector<Value> values;
+  for (const py::handle& i : items) values.push_back(to_value(i));
+  return values;
+}
+
 LaunchArg to_launch_arg(const py::handle& item) {
   if (py::isinstance<py::tuple>(item)) {
     auto t = item.cast<py::tuple>();
@@ -219,7 +225,12 @@ void bind_kernel(py::module_& m) {
   m.def("block_where", [](const py::object& c, const py::object& a, const py::object& b) {
     return Block{ir::where(to_value(c), to_value(a), to_value(b))};
   });
-  m.def("block_cast", [](const py::object& x, DType dtype) { return Block{ir::cast(to_value(x), dtype)}; });
+  m.def(
+      "block_cast",
+      [](const py::object& x, DType dtype, bool bitcast) {
+        return Block{bitcast ? ir::bitcast(to_value(x), dtype) : ir::cast(to_value(x), dtype)};
+      },
+      py::arg("x"), py::arg("dtype"), py::arg("bitcast") = false);
   m.def("block_trans", [](const py::object& x) { return Block{ir::trans(to_value(x))}; });
   m.def("block_reduce",
         [](const std::string& name, const py::object& x, std::optional<int> axis, bool keep_dims) {
@@ -283,6 +294,14 @@ void bind_kernel(py::module_& m) {
       .def("middle_shape",
            [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
       .def("block_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).block_shape()); })
+      .def("gather",
+           [](ir::Builder& b, int param, const py::list& middle, const py::list& positions) {
+             return Block{b.gather(param, to_values(middle), to_values(positions))};
+           })
+      .def(
+          "scatter",
+          [](ir::Builder& b, int param, const py::list& middle, const py::list& positions,
+             const py::object& v) { b.scatter(param, to_values(middle), to_values(positions), to_value(v)); })
       .def("let", [](ir::Builder& b, const py::object& v) { return Block{b.let(to_value(v))}; })
       .def("declare_local", [](ir::Builder& b, const py::object& v) { return b.declare_local(to_value(v)); })
       .def("local_ref", [](ir::Builder& b, int id) { return Block{b.local_ref(id)}; })
@@ -317,7 +336,8 @@ void bind_kernel(py::module_& m) {
                py::dict record;
                record["key"] = r.key;
                py::list candidates;
-               for (const auto& [config, seconds] : r.candidates) candidates.append(py::make_tuple(config, seconds));
+               for (const auto& [config, seconds] : r.candidates)
+                 candidates.append(py::make_tuple(config, seconds));
                record["candidates"] = candidates;
                record["chosen"] = r.chosen;
                record["from_disk"] = r.from_disk;

@@ -18,8 +18,6 @@ namespace {
 
 constexpr int64_t kMetaLowerBound = 32;
 constexpr int64_t kMetaUpperBound = 1024;
-constexpr int64_t kConstexprLowerBound = 1;
-constexpr int64_t kConstexprUpperBound = int64_t{1} << 20;
 
 }  // namespace
 
@@ -39,10 +37,7 @@ SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta, c
     attrs.lower_bound = kMetaLowerBound;
     attrs.upper_bound = kMetaUpperBound;
     attrs.power_of_two = true;
-  } else if (is_constexpr) {
-    attrs.lower_bound = kConstexprLowerBound;
-    attrs.upper_bound = kConstexprUpperBound;
-  }
+  }  // a constexpr symbol takes any integer (0 and negative included) unless bounds are given
   if (auto value = optional_int(lower_bound, "lower_bound")) attrs.lower_bound = value;
   if (auto value = optional_int(upper_bound, "upper_bound")) attrs.upper_bound = value;
   if (!power_of_two.is_none()) attrs.power_of_two = power_of_two.cast<bool>();

@@ -70,7 +70,7 @@ void collect_symbols(const Expr& e, std::map<std::string, SymbolAttrs>& out) {
 void collect_written(const ir::StmtList& stmts, std::vector<bool>& written) {
   for (const ir::Stmt& s : stmts) {
     if (s->kind == ir::StmtKind::Store || s->kind == ir::StmtKind::StorePointer ||
-        s->kind == ir::StmtKind::AtomicAdd) {
+        s->kind == ir::StmtKind::Scatter || s->kind == ir::StmtKind::AtomicAdd) {
       written[s->param] = true;
     }
     collect_written(s->body, written);
@@ -86,11 +86,10 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
   ir::verify(lowered_);
   source_ = codegen::generate_opencl(lowered_);
   symbols_ = source_.symbols;
+  layout_ = lower::ProgramLayout(ir::grid_shape(lowered_));
+  block_size_symbols_ = ir::block_size_symbols(lowered_);
   for (const ir::Param& p : lowered_.params) {
-    if (!p.scalar && layout_.outermost_shape().empty()) layout_ = lower::ProgramLayout(p.arranged->shape());
-    if (!p.scalar) {
-      for (const Expr& s : p.arranged->shape()) collect_symbols(s, symbols_);
-    }
+    for (const Expr& s : p.outer_shape()) collect_symbols(s, symbols_);
   }
   for (const ir::Param& p : lowered_.params) {
     if (p.scalar) continue;
@@ -270,6 +269,14 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
     }
     options.push_back("-D" + name + "=" + std::to_string(v));
   }
+  for (const std::string& name : block_size_symbols_) {
+    auto it = values.find(name);
+    if (it == values.end() || !it->second.as_int()) continue;
+    if (int64_t v = *it->second.as_int(); v < 1) {
+      throw ValueError("'" + name + "' = " + std::to_string(v) +
+                       " is a block size (the size of a level under the outermost) and must be at least 1");
+    }
+  }
   if (auto bytes = evaluate(source_.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
     throw ValueError("this configuration needs " + std::to_string(*bytes) +
                      " bytes of private memory per program (blocks held in memory), more than the " +
@@ -284,25 +291,32 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   const auto& params = lowered_.params;
   SymbolMap values;
   std::string joined = build_options(bound, meta, values);
-  // The outermost shapes agree: that many programs.
+  // The grid: the first tiled parameter's outermost shape. The others must
+  // have that shape, or, with outermost levels of another rank (upstream
+  // allows (1, 1, 1) against (1, 1)), as many programs.
   std::vector<int64_t> grid;
-  int first = -1;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const ir::Param& p = params[i];
-    if (p.scalar) continue;
+  const ir::Param* grid_param = ir::grid_param(lowered_);
+  for (const ir::Param& p : params) {
+    if (!p.has_outer_level()) continue;
     std::vector<int64_t> shape;
-    for (const Expr& s : p.arranged->shape()) {
+    for (const Expr& s : p.outer_shape()) {
       auto n = evaluate(s, values);
       if (!n) {
         throw ValueError("cannot evaluate the outermost shape of '" + p.name + "': " + to_python(s));
       }
       shape.push_back(std::max<int64_t>(*n, 0));
     }
-    if (first < 0) {
-      first = static_cast<int>(i);
+    if (&p == grid_param) {
       grid = shape;
-    } else if (shape != grid) {
-      throw ValueError("the arranged tensors' outermost shapes differ: '" + params[first].name + "' has " +
+      continue;
+    }
+    auto count = [](const std::vector<int64_t>& s) {
+      int64_t n = 1;
+      for (int64_t v : s) n *= v;
+      return n;
+    };
+    if (shape.size() == grid.size() ? shape != grid : count(shape) != count(grid)) {
+      throw ValueError("the arranged tensors' outermost shapes differ: '" + grid_param->name + "' has " +
                        shape_text(grid) + " but '" + p.name + "' has " + shape_text(shape));
     }
   }

@@ -96,12 +96,13 @@ class CompiledKernel {
   lower::ProgramLayout layout_{{}};
   std::map<std::string, SymbolAttrs> symbols_;  // constexpr/meta symbols the kernel needs
   std::vector<std::string> constexpr_symbols_, meta_symbols_;
-  std::set<std::string> size_symbols_;  // sizes of the sources: bound from the tensors
+  std::set<std::string> size_symbols_;           // sizes of the sources: bound from the tensors
+  std::vector<std::string> block_size_symbols_;  // at least 1 at launch (ir::block_size_symbols)
   SymbolValues default_config_;
   std::vector<bool> written_;
   std::shared_ptr<Device> device_;
-  std::map<std::string, Built> built_;  // by build options
-  size_t max_num_configs_ = 0;          // 0: the default cap
+  std::map<std::string, Built> built_;          // by build options
+  size_t max_num_configs_ = 0;                  // 0: the default cap
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   std::vector<TuningRecord> report_;
 };

@@ -1,5 +1,6 @@
 #include "ir/builder.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -173,6 +174,7 @@ Value unary(UnaryFn fn, const Value& x) {
       break;
     case UnaryFn::BitNot:
       if (dtype_is_float(type.dtype)) throw TypeError("~ needs an integer or boolean block");
+      if (type.dtype == DType::boolean) return unary(UnaryFn::Not, x);  // ~ of a bool is logical not
       break;
     default:  // math: floats keep their dtype, integers compute in float32
       if (!dtype_is_float(type.dtype)) {
@@ -213,6 +215,20 @@ Value cast(const Value& x, DType dtype) {
   if (x->type.dtype == dtype && !x->type.weak) return x;
   ValueNode node{ValueKind::Cast, Type{dtype, x->type.shape}};
   node.operands = {x};
+  return make(std::move(node));
+}
+
+Value bitcast(const Value& x, DType dtype) {
+  DType from = x->type.dtype;
+  if (from == DType::boolean || dtype == DType::boolean || dtype_bytes(from) != dtype_bytes(dtype)) {
+    throw ValueError("cannot bitcast " + std::string(dtype_name(from)) + " to " +
+                     std::string(dtype_name(dtype)) +
+                     ": bitcast needs two types of the same width (bool has none)");
+  }
+  if (from == dtype && !x->type.weak) return x;
+  ValueNode node{ValueKind::Cast, Type{dtype, x->type.shape}};
+  node.op = 1;
+  node.operands = {x->type.weak ? cast(x, from) : x};
   return make(std::move(node));
 }
 
@@ -397,19 +413,8 @@ Value Builder::load(int param, const std::vector<Value>& indices) {
   return make(std::move(node));
 }
 
-namespace {
-
-const std::vector<Expr>& outermost_shape(const Kernel& kernel) {
-  for (const Param& p : kernel.params) {
-    if (!p.scalar) return p.arranged->shape();
-  }
-  throw ValueError("a kernel without tensors has no programs to index");
-}
-
-}  // namespace
-
 Value Builder::program_id(int axis) const {
-  const auto& shape = outermost_shape(kernel_);
+  std::vector<Expr> shape = grid_shape(kernel_);
   ValueNode node{ValueKind::ProgramId, scalar_type(DType::int64)};
   node.axis = normalize_axis(axis, shape.size(), "program_id");
   return make(std::move(node));
@@ -500,7 +505,7 @@ void Builder::store_pointer(const Value& pointers, const Value& value, const Val
 }
 
 Value Builder::num_programs(int axis) const {
-  const auto& shape = outermost_shape(kernel_);
+  std::vector<Expr> shape = grid_shape(kernel_);
   return typed_constant(shape[normalize_axis(axis, shape.size(), "num_programs")], DType::int64);
 }
 
@@ -577,6 +582,59 @@ void Builder::store(int param, const std::vector<Value>& indices, const Value& v
   append(std::make_shared<const StmtNode>(std::move(s)));
 }
 
+namespace {
+
+// The positions of a gather/scatter, broadcast to one shape (with `extra`).
+std::vector<Value> broadcast_positions(const Param& p, const std::vector<Value>& positions,
+                                       std::vector<Expr>& shape) {
+  size_t ndim = p.block_shape().size();
+  if (positions.size() != ndim) {
+    throw IndexError("'" + p.name + "' has blocks of shape " + shape_string(p.block_shape()) +
+                     ": index them with " + std::to_string(ndim) + " positions, got " +
+                     std::to_string(positions.size()));
+  }
+  for (const Value& i : positions) {
+    if (dtype_is_float(i->type.dtype) || i->type.pointer >= 0) {
+      throw TypeError("positions in the block of '" + p.name + "' must be integers");
+    }
+    shape = broadcast_shapes(shape, i->type.shape);
+  }
+  std::vector<Value> out;
+  for (const Value& i : positions) out.push_back(broadcast_to(cast(i, DType::int64), shape));
+  return out;
+}
+
+}  // namespace
+
+Value Builder::gather(int param, const std::vector<Value>& middle, const std::vector<Value>& positions) {
+  load(param, middle);  // checks the middle-level indices
+  const Param& p = kernel_.params.at(param);
+  std::vector<Expr> shape;
+  std::vector<Value> at = broadcast_positions(p, positions, shape);
+  ValueNode node{ValueKind::Gather, Type{p.dtype, shape}};
+  node.param = param;
+  node.axis = static_cast<int>(middle.size());
+  node.operands = middle;
+  node.operands.insert(node.operands.end(), at.begin(), at.end());
+  return make(std::move(node));
+}
+
+void Builder::scatter(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
+                      const Value& value) {
+  const Param& p = kernel_.params.at(param);
+  if (p.scalar) throw TypeError("'" + p.name + "' is a scalar parameter and cannot be assigned");
+  load(param, middle);
+  std::vector<Expr> shape = value->type.shape;
+  std::vector<Value> at = broadcast_positions(p, positions, shape);
+  StmtNode s{StmtKind::Scatter};
+  s.param = param;
+  s.id = static_cast<int>(middle.size());
+  s.indices = middle;
+  s.indices.insert(s.indices.end(), at.begin(), at.end());
+  s.value = broadcast_to(cast(value, p.dtype), shape);
+  append(std::make_shared<const StmtNode>(std::move(s)));
+}
+
 void Builder::begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step) {
   for (const Value* v : {&start, &stop, &step}) {
     if (!(*v)->type.is_scalar() || dtype_is_float((*v)->type.dtype)) {
@@ -633,10 +691,44 @@ Builder::~Builder() {
 
 // ---------------------------------------------------------------------------
 
+bool Param::has_outer_level() const {
+  return !scalar && static_cast<const Tensor&>(*arranged).levels().size() >= 2;
+}
+
+std::vector<Expr> Param::outer_shape() const {
+  return has_outer_level() ? arranged->shape() : std::vector<Expr>{};
+}
+
 std::vector<const Tensor*> Param::inner_levels() const {
   std::vector<const Tensor*> levels = static_cast<const Tensor&>(*arranged).levels();
-  levels.erase(levels.begin());
+  if (levels.size() >= 2) levels.erase(levels.begin());  // one level: the whole tensor is the block
   return levels;
+}
+
+const Param* grid_param(const Kernel& kernel) {
+  for (const Param& p : kernel.params) {
+    if (p.has_outer_level()) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<Expr> grid_shape(const Kernel& kernel) {
+  const Param* p = grid_param(kernel);
+  return p ? p->outer_shape() : std::vector<Expr>{};
+}
+
+std::vector<std::string> block_size_symbols(const Kernel& kernel) {
+  std::vector<std::string> names;
+  for (const Param& p : kernel.params) {
+    if (p.scalar) continue;
+    for (const Tensor* level : p.inner_levels()) {
+      for (const Expr& size : level->shape()) {
+        if (!size.is_var() || !(size->attrs.constexpr_ || size->attrs.meta)) continue;
+        if (std::find(names.begin(), names.end(), size->name) == names.end()) names.push_back(size->name);
+      }
+    }
+  }
+  return names;
 }
 
 std::vector<Expr> Param::block_shape() const {

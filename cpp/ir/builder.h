@@ -28,6 +28,8 @@ Value unary(UnaryFn fn, const Value& x);
 Value binary(BinaryFn fn, const Value& a, const Value& b);
 Value where(const Value& condition, const Value& a, const Value& b);
 Value cast(const Value& x, DType dtype);
+// `x`'s bits read as `dtype` (the same width; Triton's cast(..., bitcast=True)).
+Value bitcast(const Value& x, DType dtype);
 Value expand_dims(const Value& x, int axis);
 Value broadcast_to(const Value& x, const std::vector<Expr>& shape);
 Value trans(const Value& x);
@@ -78,6 +80,12 @@ class Builder {
   Value local_ref(int id) const;
   void assign(int id, const Value& value);  // cast/broadcast to the local's type
   void store(int param, const std::vector<Value>& indices, const Value& value);
+  // `p[positions]` / `p[positions] = value` with one integer position (a
+  // scalar or a block) per dim of the block, after the middle-level indices:
+  // gather and scatter of the block's elements, as upstream's pointer blocks.
+  Value gather(int param, const std::vector<Value>& middle, const std::vector<Value>& positions);
+  void scatter(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
+               const Value& value);
   void begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step);
   void end_for();
   void begin_if(const Value& condition);

@@ -47,7 +47,7 @@ enum class ValueKind {
   Unary,        // op: UnaryFn
   Binary,       // op: BinaryFn (operands have the result's shape)
   Where,        // operands: condition, a, b (all the result's shape)
-  Cast,         // operands[0] converted to type.dtype
+  Cast,         // operands[0] converted to type.dtype; op 1: its bits reinterpreted (bitcast)
   ExpandDims,   // axis: a new dimension of size 1
   Broadcast,    // operands[0] with size-1 dimensions stretched to type.shape
   Trans,        // a 2-D block transposed
@@ -60,6 +60,9 @@ enum class ValueKind {
   PointerBase,  // param: a pointer to its source's element (0, ..., 0) (`p.source.data_ptr()`)
   Random,       // operands: seed (scalar), offsets; op 0: uniform in [0, 1), 1: standard normal
   LoadPointer,  // operands: pointers, mask, other (all the result's shape)
+  Gather,       // param; operands: the middle-level indices (`axis` of them), then one position
+                // per block dim (the result's shape): the block's elements at those positions
+                // (`x = p[idx]`); positions outside the block read the tensor's `other`
 };
 
 enum class UnaryFn {
@@ -146,6 +149,8 @@ enum class StmtKind {
   Store,
   StorePointer,  // indices: pointers, value, mask (all one shape); param: the pointed-to source
   AtomicAdd,     // the same, adding atomically
+  Scatter,       // param; id: the number of middle-level indices; indices: those, then one
+                 // position per block dim (value's shape): `p[idx] = value` into the block
   For,
   If,
 };
@@ -166,6 +171,10 @@ struct StmtNode {
 };
 
 // A parameter of the kernel: an arranged tensor (ndim >= 1) or a scalar.
+// An arranged tensor of two or more levels has an outermost level (one
+// program per element) over its blocks; one of a single level (a source, a
+// slice, a permuted or padded view: nothing tiled) is the block of every
+// program, as upstream.
 struct Param {
   std::string name;              // as in the application
   TensorPtr arranged;            // the outermost level
@@ -173,7 +182,12 @@ struct Param {
   bool scalar = false;           // a 0-dim tensor
   bool constexpr_ = false;       // constexpr 0-dim: its value is a macro
 
-  // The levels under the outermost (middle levels, then the block).
+  // Whether the arranged tensor has an outermost level over its blocks.
+  bool has_outer_level() const;
+  // The outermost level's shape (empty for one level).
+  std::vector<Expr> outer_shape() const;
+  // The levels under the outermost (middle levels, then the block); the one
+  // level itself when there is only one.
   std::vector<const Tensor*> inner_levels() const;
   // The innermost level's shape: the block one Load yields.
   std::vector<Expr> block_shape() const;
@@ -192,5 +206,17 @@ struct Kernel {
   // broadcast dimensions): checked when a configuration is built.
   std::vector<std::pair<Expr, Expr>> assumed_equal;
 };
+
+// The programs of a kernel: the outermost shape of its first parameter with
+// an outermost level (upstream's rule: the grid comes from the first arranged
+// tensor; every other one unravels the program id over its own outermost
+// shape). Null / empty when no parameter is tiled: one program.
+const Param* grid_param(const Kernel& kernel);
+std::vector<Expr> grid_shape(const Kernel& kernel);
+
+// The constexpr/meta symbols that are, by themselves, a size of a level
+// under a parameter's outermost one (block sizes such as BLOCK_SIZE): they
+// must be at least 1 at launch, and code generation may assume so.
+std::vector<std::string> block_size_symbols(const Kernel& kernel);
 
 }  // namespace nt::ir

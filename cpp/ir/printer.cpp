@@ -33,6 +33,8 @@ std::string to_string(const Value& v) {
       return "param" + std::to_string(v->param);
     case ValueKind::Load:
       return "load(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") + ")";
+    case ValueKind::Gather:
+      return "gather(param" + std::to_string(v->param) + "[" + list(ops) + "])";
     case ValueKind::LoopVar:
       return v->name;
     case ValueKind::LetRef:
@@ -53,7 +55,8 @@ std::string to_string(const Value& v) {
     case ValueKind::Where:
       return "where(" + list(ops) + ")";
     case ValueKind::Cast:
-      return "cast<" + std::string(dtype_name(v->type.dtype)) + ">(" + to_string(ops[0]) + ")";
+      return std::string(v->op == 1 ? "bitcast<" : "cast<") + std::string(dtype_name(v->type.dtype)) + ">(" +
+             to_string(ops[0]) + ")";
     case ValueKind::ExpandDims:
       return "expand_dims(" + to_string(ops[0]) + ", " + std::to_string(v->axis) + ")";
     case ValueKind::Broadcast:
@@ -107,6 +110,10 @@ std::string to_string(const StmtList& stmts, int indent) {
       case StmtKind::Store:
         os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
            << " = " << to_string(s->value) << "\n";
+        break;
+      case StmtKind::Scatter:
+        os << pad << "scatter param" << s->param << "[" << list(s->indices) << "] = " << to_string(s->value)
+           << "\n";
         break;
       case StmtKind::For:
         os << pad << "for " << s->var << " in range(" << to_string(s->start) << ", " << to_string(s->stop)

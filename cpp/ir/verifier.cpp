@@ -82,6 +82,16 @@ class Verifier {
       case ValueKind::Dot:
         if (v->operands.size() != 2) fail("expected two operands", where);
         break;
+      case ValueKind::Gather: {
+        const Param& p = kernel_.params.at(v->param);
+        if (v->axis != static_cast<int>(p.middle_shape().size()) ||
+            v->operands.size() != v->axis + p.block_shape().size()) {
+          fail("wrong number of level indices or positions", where);
+        }
+        for (size_t i = v->axis; i < v->operands.size(); ++i)
+          same_shape(v->operands[i]->type, v->type, where);
+        break;
+      }
       default:
         break;
     }
@@ -117,6 +127,18 @@ class Verifier {
         const Param& p = kernel_.params.at(s->param);
         if (s->indices.size() != p.middle_shape().size()) fail("wrong number of level indices", "store");
         same_shape(s->value->type, Type{p.dtype, p.block_shape()}, "store into " + p.name);
+        break;
+      }
+      case StmtKind::Scatter: {
+        check_value(s->value);
+        for (const Value& i : s->indices) check_value(i);
+        const Param& p = kernel_.params.at(s->param);
+        if (s->id != static_cast<int>(p.middle_shape().size()) ||
+            s->indices.size() != s->id + p.block_shape().size()) {
+          fail("wrong number of level indices or positions", "scatter");
+        }
+        for (size_t i = s->id; i < s->indices.size(); ++i)
+          same_shape(s->indices[i]->type, s->value->type, "scatter");
         break;
       }
       case StmtKind::For:

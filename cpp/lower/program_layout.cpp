@@ -10,7 +10,35 @@ Expr ProgramLayout::program_index(size_t d) const {
   return var("nt_pid_" + std::to_string(d), attrs);
 }
 
+namespace {
+
+Expr flat_program_id() {
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  return var("nt_pid_flat", attrs);
+}
+
+}  // namespace
+
+std::vector<Expr> ProgramLayout::program_indices(const std::vector<Expr>& shape) const {
+  std::vector<Expr> indices(shape.size());
+  if (shape.size() == shape_.size()) {  // the same shape: checked at launch
+    for (size_t d = 0; d < shape.size(); ++d) indices[d] = program_index(d);
+    return indices;
+  }
+  Expr rest = flat_program_id();
+  for (size_t d = shape.size(); d-- > 0;) {
+    indices[d] = d == 0 ? rest : mod(rest, shape[d]);
+    rest = floordiv(rest, shape[d]);
+  }
+  return indices;
+}
+
 void ProgramLayout::add_bounds(BoundsEnv& env) const {
+  Expr count = Expr(1);
+  for (const Expr& s : shape_) count = mul(count, s);
+  env.set("nt_pid_flat", 0, std::nullopt);
+  env.set_symbolic("nt_pid_flat", Expr(0), sub(count, 1));
   for (size_t d = 0; d < shape_.size(); ++d) {
     env.set("nt_pid_" + std::to_string(d), 0, std::nullopt);
     env.set_symbolic("nt_pid_" + std::to_string(d), Expr(0), sub(shape_[d], 1));
@@ -19,7 +47,8 @@ void ProgramLayout::add_bounds(BoundsEnv& env) const {
 
 std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape) const {
   std::vector<std::string> lines;
-  lines.push_back("long nt_program = get_global_id(0);");
+  lines.push_back("const long nt_pid_flat = get_global_id(0);");
+  lines.push_back("long nt_program = nt_pid_flat;");
   for (size_t k = shape_.size(); k-- > 0;) {
     std::string digit = "nt_pid_" + std::to_string(k);
     if (k == 0) {

@@ -7,6 +7,12 @@
 // it walks every element of its blocks itself in loop nests. A GPU layout (a
 // work-group per program, block elements spread over work-items) would
 // replace this component alone.
+//
+// The grid is the outermost shape of the kernel's first tiled parameter
+// (ir::grid_shape). A parameter whose outermost level has the grid's rank
+// takes the digits (its shape must be the grid's, checked at launch); one of
+// another rank (upstream allows e.g. (1, 1, 1) against (1, 1)) unravels the
+// flat program id `nt_pid_flat` over its own shape.
 #pragma once
 
 #include <string>
@@ -24,6 +30,10 @@ class ProgramLayout {
   const std::vector<Expr>& outermost_shape() const { return shape_; }
   // The program-id digit of dimension `d` as a symbol (`nt_pid_<d>`).
   Expr program_index(size_t d) const;
+  // The index of the current program in a parameter's outermost level of
+  // `shape`: the digits when `shape` has the grid's rank, else the flat
+  // program id unravelled row-major over `shape`.
+  std::vector<Expr> program_indices(const std::vector<Expr>& shape) const;
   // What is known about the digits: 0 <= nt_pid_d <= s_d - 1.
   void add_bounds(BoundsEnv& env) const;
   // OpenCL C statements declaring the digits (`print` turns an Expr into C).

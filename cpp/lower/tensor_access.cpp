@@ -137,17 +137,19 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
                           const std::vector<Expr>& middle_indices, const BoundsEnv& outer_env) {
   const Tensor& arranged = *param.arranged;
   std::vector<const Tensor*> levels = arranged.levels();
-  if (levels.size() < 2) {
-    throw ValueError("'" + param.name + "' has one level; kernels need an outermost level and blocks");
-  }
   const Tensor* block = levels.back();
   SourceAccess source = resolve_source_access(arranged);
 
   SymbolMap replacements;
-  const auto& outer = levels.front()->indices();
-  for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, layout.program_index(d));
+  size_t first_inner = 0;  // one level: the whole arranged tensor is every program's block
+  if (levels.size() >= 2) {
+    const auto& outer = levels.front()->indices();
+    std::vector<Expr> program = layout.program_indices(levels.front()->shape());
+    for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, program[d]);
+    first_inner = 1;
+  }
   size_t next = 0;  // middle levels take the indices in order
-  for (size_t k = 1; k + 1 < levels.size(); ++k) {
+  for (size_t k = first_inner; k + 1 < levels.size(); ++k) {
     for (const Expr& index : levels[k]->indices()) {
       if (next == middle_indices.size()) throw std::logic_error("lower_access: too few indices");
       replacements.emplace(index->name, middle_indices[next++]);

@@ -45,6 +45,22 @@ _COMPARE = {
 }
 
 
+def _is(a, b):
+    # Element types come back from the core as new objects: `x.dtype is ntl.float16` compares them.
+    if isinstance(a, _core.DType) and isinstance(b, _core.DType):
+        return a == b
+    return a is b
+
+
+# Decided while tracing, on trace-time values (`if bias is None`, `if dtype in (...)`).
+_TRACE_TIME_COMPARE = {
+    ast.Is: _is,
+    ast.IsNot: lambda a, b: not _is(a, b),
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
 _tracing = threading.local()
 
 
@@ -80,7 +96,9 @@ class Parameter:
 
     @property
     def dtype(self):
-        return self._dtype
+        """The next level (with `shape` and `dtype`), or the element dtype under the block."""
+        levels = self._builder.level_shapes(self._index)
+        return _Level(levels, 1, self._dtype) if len(levels) > 1 else self._dtype
 
     def __getitem__(self, key):
         indices = list(key) if isinstance(key, tuple) else [key]
@@ -88,8 +106,18 @@ class Parameter:
             return self._ninetoothed_block()[key]  # x[:, None] on the block
         return _Indexed(self, [])[key]
 
+    def _store(self, key, value):
+        """`p[key] = value`: into a middle level's block, or at positions of the block."""
+        indices = [_block(i) for i in (list(key) if isinstance(key, tuple) else [key])]
+        middle = len(self._builder.middle_shape(self._index))
+        block = len(self._builder.block_shape(self._index))
+        if block and len(indices) == middle + block:
+            self._builder.scatter(self._index, indices[:middle], indices[middle:], _block(value))
+        else:
+            self._builder.store(self._index, indices, _block(value))
+
     def to(self, dtype):
-        return self._ninetoothed_block().to(dtype)
+        return self._ninetoothed_block().to(element_dtype(dtype))
 
     def offsets(self, dim=None):
         """The source coordinates of the block's elements along source dim `dim` (flat offsets if None)."""
@@ -102,6 +130,43 @@ class Parameter:
 
     def __repr__(self):
         return f"<parameter {self._name}>"
+
+
+class _Level:
+    """A level of a parameter under the one it stands for, as upstream's `p.dtype`:
+    its `shape`, and as `dtype` the level under it or the element dtype."""
+
+    def __init__(self, levels, depth, element_dtype):
+        self._levels = levels
+        self._depth = depth
+        self._element_dtype = element_dtype
+
+    @property
+    def shape(self):
+        return self._levels[self._depth]
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        if self._depth + 1 < len(self._levels):
+            return _Level(self._levels, self._depth + 1, self._element_dtype)
+        return self._element_dtype
+
+    @property
+    def element_dtype(self):
+        return self._element_dtype
+
+    def __repr__(self):
+        return f"<level of shape {self.shape}, element dtype {self._element_dtype}>"
+
+
+def element_dtype(dtype):
+    """A dtype argument as the core takes it: a level (`p.dtype` of a multi-level parameter)
+    stands for its element dtype."""
+    return dtype.element_dtype if isinstance(dtype, _Level) else dtype
 
 
 def _block(x):
@@ -167,9 +232,13 @@ class _Indexed:
             if level_start < len(indices) < level_start + len(shape):
                 raise IndexError(f"a level of shape {shape} needs {len(shape)} indices")
             level_start += len(shape)
+        builder = self._parameter._builder
+        block = len(builder.block_shape(self._parameter._index))
+        if block and len(indices) == total + block:  # positions in the block: a gather
+            indices = [_block(i) for i in indices]
+            return builder.gather(self._parameter._index, indices[:total], indices[total:])
         if len(indices) < total:
             return _Indexed(self._parameter, indices)
-        builder = self._parameter._builder
         return builder.load(self._parameter._index, [_block(i) for i in indices])
 
 
@@ -230,6 +299,48 @@ def _block_offsets(block, dim=None):
 
 
 _core.Block.offsets = _block_offsets
+_block_to = _core.Block.to
+_core.Block.to = lambda self, dtype, *args, **kwargs: _block_to(self, element_dtype(dtype))
+
+
+def _builtin_min(*args, **kwargs):
+    """`min(a, b, ...)`: the elementwise minimum where a block takes part (as Triton maps it)."""
+    if len(args) >= 2 and not kwargs and any(_is_block(a) for a in args):
+        return functools.reduce(lambda a, b: _core.block_binary("minimum", _block(a), _block(b)), args)
+    return builtins.min(*args, **kwargs)
+
+
+def _builtin_max(*args, **kwargs):
+    """`max(a, b, ...)`: the elementwise maximum where a block takes part."""
+    if len(args) >= 2 and not kwargs and any(_is_block(a) for a in args):
+        return functools.reduce(lambda a, b: _core.block_binary("maximum", _block(a), _block(b)), args)
+    return builtins.max(*args, **kwargs)
+
+
+def _builtin_abs(x):
+    return _core.block_unary("abs", _block(x)) if _is_block(x) else builtins.abs(x)
+
+
+def _scalar_conversion(python_type, dtype):
+    def convert(x=0):
+        if _is_block(x):
+            block = _block(x)
+            if block.ndim != 0:
+                raise TypeError(f"{python_type.__name__}() of a block of shape {block.shape}; use ntl.cast")
+            return _core.block_cast(block, dtype)
+        return python_type(x)
+
+    return convert
+
+
+# Python built-ins with a meaning on blocks while tracing.
+_BUILTINS_ON_BLOCKS = {
+    "min": _builtin_min,
+    "max": _builtin_max,
+    "abs": _builtin_abs,
+    "float": _scalar_conversion(float, _core.DType.float32),
+    "int": _scalar_conversion(int, _core.DType.int32),
+}
 
 
 class _Local:
@@ -387,6 +498,8 @@ class Tracer:
             return frame.closure[name]
         if name in frame.globals:
             return frame.globals[name]
+        if name in _BUILTINS_ON_BLOCKS:
+            return _BUILTINS_ON_BLOCKS[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
         self._error(node, f"name '{name}' is not defined", NameError)
@@ -475,9 +588,7 @@ class Tracer:
                 return
             if not isinstance(container, Parameter):
                 self._error(target, "only kernel parameters and their sources can be assigned with []")
-            key = self._expr(target.slice)
-            indices = list(key) if isinstance(key, tuple) else [key]
-            self.builder.store(container._index, [_block(i) for i in indices], _block(value))
+            container._store(self._expr(target.slice), value)
         else:
             self._error(target, f"cannot assign to {type(target).__name__}")
 
@@ -616,10 +727,16 @@ class Tracer:
         result = None
         left = self._expr(node.left)
         for op_node, right_node in zip(node.ops, node.comparators):
+            right = self._expr(right_node)
+            trace_time = _TRACE_TIME_COMPARE.get(type(op_node))
+            if trace_time is not None:
+                value = trace_time(left, right)
+                result = value if result is None else _logical("and", result, value)
+                left = right
+                continue
             op = _COMPARE.get(type(op_node))
             if op is None:
                 self._error(node, f"comparison {type(op_node).__name__} is not supported")
-            right = self._expr(right_node)
             a, b = (_block(left), _block(right)) if _is_block(left) or _is_block(right) else (left, right)
             value = op(a, b)
             result = value if result is None else _logical("and", result, value)

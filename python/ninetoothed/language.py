@@ -101,9 +101,16 @@ def where(condition, x, y):
     return _core.block_where(_block(condition), _block(x), _block(y))
 
 
-def cast(input, dtype):
-    """`input` converted to `dtype`."""
-    return _core.block_cast(_block(input), dtype)
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """`input` converted to `dtype`; with `bitcast=True` its bits read as `dtype` (same width).
+
+    Floats convert with round-to-nearest-even (`fp_downcast_rounding` "rtne",
+    the default; "rtz" is not supported)."""
+    if fp_downcast_rounding not in (None, "rtne"):
+        raise ValueError(f"fp_downcast_rounding={fp_downcast_rounding!r} is not supported; use 'rtne'")
+    from ninetoothed._frontend import element_dtype
+
+    return _core.block_cast(_block(input), element_dtype(dtype), bool(bitcast))
 
 
 def fma(x, y, z):

@@ -32,8 +32,9 @@ bool is_compile_time(const Expr& e) {
 
 class Emitter {
  public:
-  explicit Emitter(const Kernel& kernel) : k_(kernel), layout_(outermost_shape(kernel)) {
+  explicit Emitter(const Kernel& kernel) : k_(kernel), layout_(ir::grid_shape(kernel)) {
     layout_.add_bounds(env_);
+    for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
   }
 
   KernelSource run() {
@@ -113,13 +114,6 @@ class Emitter {
   }
 
  private:
-  static std::vector<Expr> outermost_shape(const Kernel& k) {
-    for (const Param& p : k.params) {
-      if (!p.scalar) return p.arranged->shape();
-    }
-    return {};
-  }
-
   // --- output -------------------------------------------------------------
 
   void line_(const std::string& s) { body_ << std::string(indent_ * 2, ' ') << s << "\n"; }
@@ -246,7 +240,8 @@ class Emitter {
     auto it = accesses_.find(load.get());
     if (it != accesses_.end()) return it->second;
     std::vector<Expr> middle;
-    for (const Value& i : load->operands) middle.push_back(index_expr(i));
+    size_t count = load->kind == ValueKind::Gather ? static_cast<size_t>(load->axis) : load->operands.size();
+    for (size_t i = 0; i < count; ++i) middle.push_back(index_expr(load->operands[i]));
     return accesses_.emplace(load.get(), lower::lower_access(k_.params[load->param], layout_, middle, env_))
         .first->second;
   }
@@ -260,6 +255,26 @@ class Emitter {
       m += (m.empty() ? "" : " && ") + s;
     }
     return m;
+  }
+
+  // Positions in a block (operands from `first` on, at element `index`) as
+  // variables declared here, in `at`; returns the C test that they lie in the
+  // block and that the element there is inside the tensor.
+  std::string block_positions(const std::vector<Value>& operands, size_t first, const lower::TensorAccess& a,
+                              const std::vector<Expr>& index, std::vector<Expr>& at) {
+    std::string mask;
+    for (size_t d = 0; first + d < operands.size(); ++d) {
+      std::string name = fresh("nt_at");
+      line_("const long " + name + " = " + elem(operands[first + d], index) + ";");
+      at.push_back(var(name));
+      mask += std::string(d ? " && " : "") + "(ulong)" + name + " < (ulong)(" +
+              c(simplify(a.block_shape[d], env_)) + ")";
+    }
+    for (const Expr& cond : a.conditions_at(at, /*fast=*/false)) {
+      std::string s = c(simplify(cond, env_));
+      if (s != "1") mask += (mask.empty() ? "" : " && ") + s;
+    }
+    return mask.empty() ? "1" : mask;
   }
 
   std::string load_element(const Param& p, const std::string& ptr, const std::string& offset) {
@@ -347,6 +362,16 @@ class Emitter {
         if (mask.empty()) return value;
         return "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
       }
+      case ValueKind::Gather: {
+        const Param& p = k_.params[v->param];
+        const lower::TensorAccess& a = access_of(v);
+        if (a.never) return other_of(p);
+        std::vector<Expr> at;
+        std::string mask = block_positions(v->operands, v->axis, a, index, at);
+        return "((" + mask + ") ? " +
+               load_element(p, "nt_p" + std::to_string(v->param), c(simplify(a.offset_at(at), env_))) +
+               " : " + other_of(p) + ")";
+      }
       case ValueKind::LoopVar:
         return loop_vars_.at(v->name);
       case ValueKind::LetRef:
@@ -366,6 +391,7 @@ class Emitter {
         return "((" + elem(ops[0], index) + ") ? " + elem(ops[1], index) + " : " + elem(ops[2], index) + ")";
       case ValueKind::Cast: {
         std::string x = elem(ops[0], index);
+        if (v->op == 1) return bitcast_c(x, ops[0]->type.dtype, v->type.dtype);
         switch (v->type.dtype) {
           case DType::float16:
             return "nt_round_half((float)(" + x + "))";
@@ -424,6 +450,41 @@ class Emitter {
     return "0";
   }
 
+  // `x` (computed as `from`'s compute type) with its storage bits read as `to`.
+  static std::string bitcast_c(const std::string& x, DType from, DType to) {
+    std::string bits;
+    switch (from) {
+      case DType::float16:
+        bits = "nt_half_bits(" + x + ")";
+        break;
+      case DType::bfloat16:
+        bits = "nt_float_to_bf16(" + x + ")";
+        break;
+      case DType::float32:
+        bits = "as_uint(" + x + ")";
+        break;
+      case DType::float64:
+        bits = "as_ulong(" + x + ")";
+        break;
+      default:
+        bits = "(" + x + ")";
+    }
+    static const char* unsigned_of_width[] = {"", "uchar", "ushort", "", "uint", "", "", "", "ulong"};
+    bits = "((" + std::string(unsigned_of_width[dtype_bytes(to)]) + ")" + bits + ")";
+    switch (to) {
+      case DType::float16:
+        return "nt_half_from_bits(" + bits + ")";
+      case DType::bfloat16:
+        return "nt_bf16_to_float(" + bits + ")";
+      case DType::float32:
+        return "as_float(" + bits + ")";
+      case DType::float64:
+        return "as_double(" + bits + ")";
+      default:
+        return "((" + compute_type(to) + ")" + bits + ")";
+    }
+  }
+
   std::string unary_c(UnaryFn fn, const std::string& x, DType dtype) {
     bool f = dtype_is_float(dtype);
     std::string one = dtype == DType::float64 ? "1.0" : "1.0f";
@@ -474,6 +535,7 @@ class Emitter {
   void materialize_parts(const Value& v) {
     if (materialized_.count(v.get())) return;
     for (const Value& o : v->operands) materialize_parts(o);
+    if (v->kind == ValueKind::Gather) access_of(v);  // its level indices, declared outside the nests
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
@@ -721,6 +783,9 @@ class Emitter {
       case StmtKind::Store:
         emit_store(s);
         break;
+      case StmtKind::Scatter:
+        emit_scatter(s);
+        break;
       case StmtKind::For:
         emit_for(s);
         break;
@@ -810,6 +875,42 @@ class Emitter {
         } else {
           line_("if (" + mask + ") " + store);
         }
+      });
+      keep_alive_.push_back(target);
+    });
+    close();
+  }
+
+  // p[positions] = value: each element of `value` to the block element at its positions.
+  void emit_scatter(const Stmt& s) {
+    const Param& p = k_.params[s->param];
+    open("");
+    scoped([&] {
+      materialize_parts(s->value);
+      for (const Value& i : s->indices) materialize_parts(i);
+      ValueNode target_node{ValueKind::Load, Type{p.dtype, p.block_shape()}};
+      target_node.param = s->param;
+      target_node.operands.assign(s->indices.begin(), s->indices.begin() + s->id);
+      Value target = std::make_shared<const ValueNode>(target_node);
+      const lower::TensorAccess& a = access_of(target);
+      if (a.never) return;
+      std::vector<Value> trees = s->indices;
+      trees.push_back(s->value);
+      nest(s->value->type.shape, trees, nullptr, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> at;
+        std::string mask = block_positions(s->indices, s->id, a, i, at);
+        // A lane outside the valid part of the target's own block (the padding of
+        // a partial block, whose loaded positions and values are fill values)
+        // writes nothing, when the scattered block has the target block's shape.
+        if (i.size() == a.block_shape.size() && s->value->type.shape.size() == i.size()) {
+          for (const Expr& cond : a.conditions_at(i, /*fast=*/false)) {
+            std::string lane = c(simplify(cond, env_));
+            if (lane != "1") mask += " && " + lane;
+          }
+        }
+        std::string offset = c(simplify(a.offset_at(at), env_));
+        line_("if (" + mask + ") " +
+              store_element(p, "nt_p" + std::to_string(s->param), offset, elem(s->value, i)));
       });
       keep_alive_.push_back(target);
     });
