@@ -1,5 +1,10 @@
 """ninetoothed.naming: the prefixes and their queries, as upstream."""
 
+import os
+import pathlib
+import subprocess
+import sys
+
 import pytest
 
 import ninetoothed.naming as naming
@@ -11,6 +16,15 @@ MAKERS = {
     "meta": naming.make_meta,
     "next_power_of_2": naming.make_next_power_of_2,
 }
+
+
+def test_an_attribute_of_the_package():
+    # As upstream, `import ninetoothed` is enough to use `ninetoothed.naming` (fresh process).
+    package_parent = str(pathlib.Path(naming.__file__).resolve().parents[1])
+    code = "import ninetoothed; print(ninetoothed.naming.make_meta('x'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, PYTHONPATH=package_parent))
+    assert result.stdout.strip() == "ninetoothed_meta_prefix_x"
 
 
 def test_auto_generate():
