@@ -84,6 +84,7 @@ def _simulate(arrangement, tensors):
         raise TypeError(f"the arrangement must be callable, got {type(arrangement).__name__}")
     if isinstance(tensors, (Tensor, str, bytes)) or not hasattr(tensors, "__iter__"):
         raise TypeError(f"tensors must be a tuple or a list of tensors, got {type(tensors).__name__}")
+    tensors = tuple(tensors)
     names = _parameter_names(arrangement, len(tensors))
     symbolic = tuple(_concrete_tensor(name, tensor) for name, tensor in zip(names, tensors))
 

@@ -220,3 +220,9 @@ def test_outermost_shapes_must_agree():
 
     with pytest.raises(ValueError, match=r"outermost shapes differ: 'x' has \(4,\) but 'y' has \(2,\)"):
         simulate_arrangement(arrangement, (torch.empty(8), torch.empty(8)))
+
+
+def test_tensors_may_be_any_iterable():
+    arrangement = functools.partial(add_arrangement, BLOCK_SIZE=8)
+    _, targets = simulate_arrangement(arrangement, (torch.empty(4) for _ in range(3)))
+    assert [t.tolist() for t in targets] == [[[0, 1, 2, 3, -1, -1, -1, -1]]] * 3
