@@ -86,19 +86,19 @@ def _simulate(arrangement, tensors):
         raise TypeError(f"tensors must be a tuple or a list of tensors, got {type(tensors).__name__}")
     tensors = tuple(tensors)
     names = _parameter_names(arrangement, len(tensors))
-    symbolic = tuple(_concrete_tensor(name, tensor) for name, tensor in zip(names, tensors))
+    concrete = tuple(_concrete_tensor(name, tensor) for name, tensor in zip(names, tensors))
 
-    arranged = arrangement(*symbolic)
+    arranged = arrangement(*concrete)
     if not isinstance(arranged, (tuple, list)):
         arranged = (arranged,)
-    if len(arranged) != len(symbolic):
-        raise ValueError(f"the arrangement gives {len(arranged)} tensors for {len(symbolic)} arguments")
+    if len(arranged) != len(concrete):
+        raise ValueError(f"the arrangement gives {len(arranged)} tensors for {len(concrete)} arguments")
 
     records = []
-    for name, source, result in zip(names, symbolic, arranged):
+    for name, given, result in zip(names, concrete, arranged):
         if not isinstance(result, Tensor):
             raise TypeError(f"the arrangement must give Tensors, got {type(result).__name__} for '{name}'")
-        if source.ndim == 0:
+        if given.ndim == 0:
             records.append(_Simulated(name, (), None, (0,)))
             continue
         try:
@@ -109,7 +109,7 @@ def _simulate(arrangement, tensors):
                 "give the arrangement's block sizes and other symbols values first, e.g. "
                 "functools.partial(arrangement, BLOCK_SIZE=4)"
             ) from None
-        records.append(_Simulated(name, tuple(source.shape), values, _level_ndims(result)))
+        records.append(_Simulated(name, tuple(given.shape), values, _level_ndims(result)))
 
     _check_programs(records, arranged)
     return records
