@@ -7,6 +7,7 @@ The names here mirror upstream NineToothed's documented API. `Symbol` and
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
 from ninetoothed._core import current_device, list_devices, select_device
 from ninetoothed.kernel import jit, make
+from ninetoothed import naming  # noqa: F401 - an attribute after `import ninetoothed`, as upstream
 
 bfloat16 = DType.bfloat16
 float16 = DType.float16
