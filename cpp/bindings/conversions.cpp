@@ -59,31 +59,38 @@ SymbolMap to_symbol_map(const py::handle& subs) {
   for (auto [key, value] : py::reinterpret_borrow<py::dict>(subs)) {
     if (py::isinstance<Tensor>(key)) {
       const Tensor& source = key.cast<TensorPtr>()->source_ref();
-      if (!py::isinstance<py::dict>(value) || !value.contains("shape")) {
-        throw TypeError("the value for a Tensor in `subs` must be a dict with a \"shape\"");
-      }
       auto require_sequence = [](const py::handle& item, const char* what) {
         if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) {
           throw TypeError(std::string("`subs` ") + what + " must be a tuple or list");
         }
         return py::reinterpret_borrow<py::sequence>(item);
       };
-      auto shape = require_sequence(value["shape"], "\"shape\"");
-      if (shape.size() != source.ndim()) {
-        throw ValueError("`subs` gives " + std::to_string(shape.size()) + " sizes for " + source.name() +
+      // A Tensor stands for its shape (its strides are then contiguous ones,
+      // as upstream takes them); a dict gives "shape" and, optionally, "strides".
+      std::vector<Expr> sizes;
+      std::optional<py::sequence> strides;
+      if (py::isinstance<Tensor>(value)) {
+        sizes = value.cast<TensorPtr>()->shape();
+      } else if (py::isinstance<py::dict>(value) && value.contains("shape")) {
+        for (auto size : require_sequence(value["shape"], "\"shape\""))
+          sizes.push_back(to_expr(size, "a size"));
+        if (value.contains("strides")) strides = require_sequence(value["strides"], "\"strides\"");
+      } else {
+        throw TypeError("the value for a Tensor in `subs` must be a Tensor or a dict with a \"shape\", not " +
+                        type_name(value));
+      }
+      if (sizes.size() != source.ndim()) {
+        throw ValueError("`subs` gives " + std::to_string(sizes.size()) + " sizes for " + source.name() +
                          ", which has " + std::to_string(source.ndim()) + " dims");
       }
-      for (size_t d = 0; d < source.ndim(); ++d) {
-        map[source.size_symbol(d)->name] = to_expr(shape[d], "a size");
-      }
-      if (value.contains("strides")) {
-        auto strides = require_sequence(value["strides"], "\"strides\"");
-        if (strides.size() != source.ndim()) {
-          throw ValueError("`subs` gives " + std::to_string(strides.size()) + " strides for " +
+      for (size_t d = 0; d < source.ndim(); ++d) map[source.size_symbol(d)->name] = sizes[d];
+      if (strides) {
+        if (strides->size() != source.ndim()) {
+          throw ValueError("`subs` gives " + std::to_string(strides->size()) + " strides for " +
                            source.name() + ", which has " + std::to_string(source.ndim()) + " dims");
         }
         for (size_t d = 0; d < source.ndim(); ++d) {
-          map[source.stride_symbol(d)->name] = to_expr(strides[d], "a stride");
+          map[source.stride_symbol(d)->name] = to_expr((*strides)[d], "a stride");
         }
       }
     } else if (py::isinstance<Expr>(key)) {

@@ -41,6 +41,8 @@ SymbolAttrs symbol_attrs(const py::object& constexpr_, const py::object& meta, c
 
 void bind_symbol(py::module_& m);
 void bind_tensor(py::module_& m);
+// After bind_symbol and bind_tensor: copy and pickle support for both.
+void bind_pickle(py::module_& m);
 void bind_kernel(py::module_& m);
 void bind_device(py::module_& m);
 

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_core, m) {
   });
   nt::bindings::bind_symbol(m);
   nt::bindings::bind_tensor(m);
+  nt::bindings::bind_pickle(m);
   nt::bindings::bind_kernel(m);
   nt::bindings::bind_device(m);
 }

@@ -46,11 +46,18 @@ ElementType to_element_type(const py::handle& object) {
   if (object.is_none()) return std::monostate{};
   if (py::isinstance<Tensor>(object)) return object.cast<TensorPtr>();
   if (py::isinstance<DType>(object)) return object.cast<DType>();
-  // Strings and foreign dtypes (torch.float16, numpy.float32) by name.
-  std::string text = py::str(object);
+  // Python's own types, as upstream takes them.
+  if (object.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::boolean;
+  if (object.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::int64;
+  if (object.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::float32;
+  // Strings, foreign dtypes (torch.float16, numpy.dtype("float32")) and
+  // numpy's scalar types (numpy.float32, numpy.bool_) by name.
+  std::string text = py::isinstance<py::type>(object) ? std::string(py::str(object.attr("__name__")))
+                                                      : std::string(py::str(object));
   if (auto dot = text.rfind('.'); dot != std::string::npos) text = text.substr(dot + 1);
+  if (text == "bool_") text = "bool";
   if (auto dtype = dtype_from_name(text)) return *dtype;
-  throw TypeError("dtype must be a Tensor, a ninetoothed dtype or None, not " +
+  throw TypeError("`dtype` must be a Tensor, a ninetoothed dtype, int, float, bool or None, not " +
                   std::string(py::repr(object)));
 }
 
@@ -60,54 +67,125 @@ py::object from_element_type(const ElementType& element) {
   return py::none();
 }
 
-std::optional<SymbolAttrs> to_symbol_attrs(const py::handle& options) {
-  if (options.is_none()) return std::nullopt;
-  if (!py::isinstance<py::dict>(options)) throw TypeError("each of `shape_options` must be a dict or None");
+std::optional<SymbolAttrs> to_symbol_attrs(const py::handle& options, bool constexpr_shape) {
+  if (options.is_none()) {
+    if (!constexpr_shape) return std::nullopt;
+    return symbol_attrs(py::bool_(true), py::none(), py::none(), py::none(), py::none(), "shape option");
+  }
+  if (!py::isinstance<py::dict>(options)) {
+    throw TypeError("each entry of `shape_options` must be a dict or None, not " + type_name(options));
+  }
   auto dict = py::reinterpret_borrow<py::dict>(options);
   static const char* kKeys[] = {"constexpr", "meta", "lower_bound", "upper_bound", "power_of_two"};
   for (auto [key, value] : dict) {
     bool known = false;
-    for (const char* name : kKeys) known = known || py::str(key).cast<std::string>() == name;
-    if (!known) throw ValueError("unknown shape option " + std::string(py::repr(key)));
+    for (const char* name : kKeys)
+      known = known || (py::isinstance<py::str>(key) && key.cast<std::string>() == name);
+    if (!known) {
+      throw ValueError(
+          "unknown shape option " + std::string(py::repr(key)) +
+          " in `shape_options` (known: constexpr, meta, lower_bound, upper_bound, power_of_two)");
+    }
   }
   auto get = [&](const char* key) {
     return dict.contains(key) ? py::object(dict[key]) : py::object(py::none());
   };
-  return symbol_attrs(get("constexpr"), get("meta"), get("lower_bound"), get("upper_bound"),
-                      get("power_of_two"), "shape option");
+  py::object constexpr_ = get("constexpr");
+  if (constexpr_shape && constexpr_.is_none()) constexpr_ = py::bool_(true);
+  return symbol_attrs(constexpr_, get("meta"), get("lower_bound"), get("upper_bound"), get("power_of_two"),
+                      "shape option");
+}
+
+// Keywords of upstream's Tensor.__init__ that its meta-operations pass to the
+// tensors they make (and, for `strides`, older versions took from users):
+// accepted when None, as upstream's defaults are what a tensor made here is.
+constexpr const char* kInternalKeywords[] = {"source",      "source_dims",      "target",   "target_dims",
+                                             "unflattened", "unflattened_dims", "_offsets", "_outputs"};
+
+bool as_flag(const py::handle& object, const char* what) {
+  if (object.is_none()) return false;
+  if (py::isinstance<py::bool_>(object)) return object.cast<bool>();
+  if (PyIndex_Check(object.ptr())) return to_int(object, what) != 0;
+  throw TypeError(std::string(what) + " must be True, False or None, not " + type_name(object));
 }
 
 TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py::object& dtype,
-                      const py::object& other, const py::object& shape_options, const py::object& constexpr_,
-                      const py::object& value, const py::object& name) {
+                      const py::object& jagged_dim, const py::object& other, const py::object& shape_options,
+                      const py::object& constexpr_, const py::object& value, const py::object& name,
+                      const py::kwargs& kwargs) {
+  bool constexpr_shape = false;
+  for (auto [key, argument] : kwargs) {
+    std::string keyword = py::str(key);
+    if (keyword == "constexpr_shape") {
+      constexpr_shape = as_flag(argument, "`constexpr_shape`");
+      continue;
+    }
+    if (keyword == "strides") {
+      if (argument.is_none()) continue;
+      throw ValueError(
+          "Tensor(): `strides` cannot be given; a tensor's strides are those of the array passed at launch "
+          "(for eval, give them in `subs`: {tensor: {\"shape\": ..., \"strides\": ...}})");
+    }
+    bool internal = false;
+    for (const char* name : kInternalKeywords) internal = internal || keyword == name;
+    if (!internal) throw TypeError("Tensor() got an unexpected keyword argument '" + keyword + "'");
+    if (!argument.is_none()) {
+      throw ValueError("Tensor(): `" + keyword +
+                       "` is set by upstream NineToothed's meta-operations for their own use; a Tensor made "
+                       "here is always a source tensor (arrange it with meta-operations instead)");
+    }
+  }
+  if (!jagged_dim.is_none()) {
+    throw ValueError("Tensor(): `jagged_dim` is not supported: jagged tensors are not implemented here");
+  }
+
   TensorSpec spec;
-  spec.ndim = optional_int(ndim, "ndim");
+  spec.ndim = optional_int(ndim, "`ndim`");
   if (!shape.is_none()) {
-    if (!py::isinstance<py::sequence>(shape)) throw TypeError("`shape` must be a tuple or list");
+    if (!py::isinstance<py::sequence>(shape) || py::isinstance<py::str>(shape)) {
+      throw TypeError("`shape` must be a tuple or list, not " + type_name(shape));
+    }
     std::vector<std::optional<Expr>> sizes;
     for (auto size : py::reinterpret_borrow<py::sequence>(shape)) {
-      sizes.push_back(size.is_none() ? std::nullopt : std::optional<Expr>(to_expr(size, "a size")));
+      if (py::isinstance<py::float_>(size)) {
+        throw TypeError("`shape` must hold integers, Symbols or None, not " + std::string(py::repr(size)));
+      }
+      sizes.push_back(size.is_none() ? std::nullopt
+                                     : std::optional<Expr>(to_expr(size, "a size in `shape`")));
     }
     spec.shape = std::move(sizes);
   }
   spec.dtype = to_element_type(dtype);
   if (!other.is_none()) spec.other = to_expr(other, "`other`");
+  size_t dims =
+      spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
   if (!shape_options.is_none()) {
-    size_t dims =
-        spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
     if (py::isinstance<py::dict>(shape_options)) {
-      spec.shape_options.assign(dims, to_symbol_attrs(shape_options));
-    } else if (py::isinstance<py::sequence>(shape_options)) {
+      spec.shape_options.assign(dims, to_symbol_attrs(shape_options, constexpr_shape));
+    } else if (py::isinstance<py::sequence>(shape_options) && !py::isinstance<py::str>(shape_options)) {
       for (auto options : py::reinterpret_borrow<py::sequence>(shape_options)) {
-        spec.shape_options.push_back(to_symbol_attrs(options));
+        spec.shape_options.push_back(to_symbol_attrs(options, constexpr_shape));
       }
     } else {
-      throw TypeError("`shape_options` must be a dict or a tuple of dicts");
+      throw TypeError(
+          "`shape_options` must be a dict, or a tuple or list of dicts (or None) per dimension, not " +
+          type_name(shape_options));
+    }
+  } else if (constexpr_shape) {
+    spec.shape_options.assign(dims, to_symbol_attrs(py::none(), true));
+  }
+  spec.constexpr_ = as_flag(constexpr_, "`constexpr`");
+  if (!value.is_none()) {
+    if (!spec.constexpr_) throw ValueError("Tensor(): `value` can only be given to a constexpr tensor");
+    spec.value = to_expr(value, "`value`");
+  }
+  if (!name.is_none()) {
+    if (!py::isinstance<py::str>(name)) throw TypeError("`name` must be a str, not " + type_name(name));
+    spec.name = name.cast<std::string>();
+    if (!py::str(name).attr("isidentifier")().cast<bool>()) {
+      throw ValueError("`name` must be a Python identifier, not " + std::string(py::repr(name)));
     }
   }
-  spec.constexpr_ = !constexpr_.is_none() && constexpr_.cast<bool>();
-  if (!value.is_none()) spec.value = to_expr(value, "`value`");
-  if (!name.is_none()) spec.name = name.cast<std::string>();
   return Tensor::create(spec);
 }
 
@@ -184,13 +262,13 @@ void bind_tensor(py::module_& m) {
 
   py::class_<Tensor, TensorPtr> tensor(m, "Tensor", py::dynamic_attr(), R"doc(A symbolic tensor.
 
-Tensor(ndim=None, shape=None, dtype=None, other=None, shape_options=None,
-constexpr=None, value=None, name=None). Holds no data: its shape is made of
+Tensor(ndim=None, shape=None, dtype=None, jagged_dim=None, other=None,
+shape_options=None, constexpr=None, value=None, name=None). Holds no data: its shape is made of
 symbols (`<name>_size_<d>`) or given values. Meta-operations (tile, expand,
 squeeze, unsqueeze, permute, flatten, ravel, pad, indexing) return new,
 possibly hierarchical, tensors whose `dtype` is the next level.)doc");
   tensor.def(py::init(&make_tensor), py::arg("ndim") = py::none(), py::arg("shape") = py::none(),
-             py::arg("dtype") = py::none(), py::arg("other") = py::none(),
+             py::arg("dtype") = py::none(), py::arg("jagged_dim") = py::none(), py::arg("other") = py::none(),
              py::arg("shape_options") = py::none(), py::arg("constexpr") = py::none(),
              py::arg("value") = py::none(), py::arg("name") = py::none());
   tensor.def_property_readonly("shape", [](const Tensor& self) { return shape_tuple(self.shape()); });

@@ -11,10 +11,6 @@ namespace nt {
 
 namespace {
 
-bool is_index_var(const Expr& e) {
-  return e.is_var() && e->name.rfind("ninetoothed_index_", 0) == 0;
-}
-
 class SourceResolver {
  public:
   explicit SourceResolver(const Tensor& arranged) {

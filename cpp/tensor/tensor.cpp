@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "support/errors.h"
@@ -53,6 +50,8 @@ void require_positive(const Expr& value, const char* what, size_t dim) {
 }  // namespace
 
 Expr fresh_index_var() { return var(kIndexPrefix + std::to_string(g_index_count++)); }
+
+bool is_index_var(const Expr& e) { return e.is_var() && e->name.rfind(kIndexPrefix, 0) == 0; }
 
 IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings,
                                 std::vector<IndexMapRef> inputs) {
@@ -507,66 +506,6 @@ TensorPtr Tensor::index(const std::vector<IndexItem>& items) const {
   }
   TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
-}
-
-namespace {
-
-class TensorSubstituter {
- public:
-  explicit TensorSubstituter(const SymbolMap& replacements) : replacements_(replacements) {}
-
-  IndexMapRef visit(const IndexMapRef& node) {
-    if (!node) return nullptr;
-    auto it = nodes_.find(node.get());
-    if (it != nodes_.end()) return it->second;
-    std::vector<IndexBinding> bindings;
-    for (const auto& binding : node->bindings) {
-      bindings.push_back({binding.index, substitute(binding.value, replacements_),
-                          substitute(binding.size, replacements_), binding.checked});
-    }
-    std::vector<IndexMapRef> inputs;
-    for (const auto& input : node->inputs) inputs.push_back(visit(input));
-    IndexMapRef result = make_index_map_node(std::move(bindings), std::move(inputs));
-    nodes_.emplace(node.get(), result);
-    return result;
-  }
-
-  const SymbolMap& replacements() const { return replacements_; }
-  std::unordered_map<const Tensor*, TensorPtr>& tensors() { return tensors_; }
-
- private:
-  const SymbolMap& replacements_;
-  std::unordered_map<const IndexMapNode*, IndexMapRef> nodes_;
-  std::unordered_map<const Tensor*, TensorPtr> tensors_;
-};
-
-}  // namespace
-
-TensorPtr Tensor::substituted(const SymbolMap& replacements) const {
-  TensorSubstituter substituter(replacements);
-  // Copies one level (and, through dtype and source, the rest) once.
-  std::function<TensorPtr(const Tensor&)> copy = [&](const Tensor& level) -> TensorPtr {
-    auto& done = substituter.tensors();
-    auto it = done.find(&level);
-    if (it != done.end()) return it->second;
-    auto result = std::shared_ptr<Tensor>(new Tensor());
-    done.emplace(&level, result);
-    result->name_ = level.name_;
-    for (const auto& size : level.shape_) result->shape_.push_back(substitute(size, replacements));
-    result->indices_ = level.indices_;
-    if (auto* next = std::get_if<TensorPtr>(&level.dtype_)) {
-      result->dtype_ = copy(**next);
-    } else {
-      result->dtype_ = level.dtype_;
-    }
-    if (level.source_) result->source_ = copy(*level.source_);
-    result->other_ = level.other_;
-    result->constexpr_ = level.constexpr_;
-    result->value_ = level.value_;
-    result->index_map_ = substituter.visit(level.index_map_);
-    return result;
-  };
-  return copy(*this);
 }
 
 }  // namespace nt

@@ -35,19 +35,33 @@ struct TensorSpec {
   std::optional<int64_t> ndim;
   std::optional<std::vector<std::optional<Expr>>> shape;  // nullopt entries: symbolic
   ElementType dtype;
-  std::optional<Expr> other;                            // value read where masked
+  std::optional<Expr> other;                              // value read where masked
   std::vector<std::optional<SymbolAttrs>> shape_options;  // empty, or one per dim
-  bool constexpr_ = false;                               // 0-dim only
-  std::optional<Expr> value;                             // a constexpr tensor's value
+  bool constexpr_ = false;                                // 0-dim only
+  std::optional<Expr> value;                              // a constexpr tensor's value
   std::optional<std::string> name;
+};
+
+// Everything one level holds, as it is stored: for pickling (Tensor::fields,
+// Tensor::restore) and nothing else.
+struct TensorFields {
+  std::string name;
+  std::vector<Expr> shape;
+  std::vector<Expr> indices;
+  ElementType dtype;
+  TensorPtr source;  // null for a source tensor
+  std::optional<Expr> other;
+  bool constexpr_ = false;
+  std::optional<Expr> value;
+  IndexMapRef index_map;
 };
 
 // One entry of `t[...]`.
 struct IndexItem {
   enum class Kind { Index, Slice, NewAxis, Ellipsis };
   Kind kind = Kind::Index;
-  Expr index;                                 // Index
-  std::optional<Expr> start, stop, step;      // Slice
+  Expr index;                             // Index
+  std::optional<Expr> start, stop, step;  // Slice
 };
 
 class Tensor : public std::enable_shared_from_this<Tensor> {
@@ -94,10 +108,18 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   TensorPtr pad(const std::vector<std::pair<Expr, Expr>>& pads) const;
   TensorPtr index(const std::vector<IndexItem>& items) const;
 
-  // The whole hierarchy (and its source) with symbols replaced.
+  // The whole hierarchy (and its source) with symbols replaced (copy.h).
   TensorPtr substituted(const SymbolMap& replacements) const;
 
+  // Pickling: a level's fields as stored, and a blank level that `restore`
+  // fills (blank first, so that levels referring to each other can be
+  // unpickled in any order).
+  TensorFields fields() const;
+  static TensorPtr blank();
+  void restore(TensorFields fields);
+
  private:
+  friend class HierarchyCopier;
   Tensor() = default;
   // A new level derived from this one (same source, next instance name).
   TensorPtr derive(std::vector<Expr> shape, std::vector<Expr> indices, ElementType dtype,
@@ -118,5 +140,7 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
 
 // A fresh index variable (`ninetoothed_index_<n>`), unique in the process.
 Expr fresh_index_var();
+// Is `e` an index variable (`ninetoothed_index_<n>`)?
+bool is_index_var(const Expr& e);
 
 }  // namespace nt

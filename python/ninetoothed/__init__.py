@@ -4,6 +4,7 @@ The names here mirror upstream NineToothed's documented API. `Symbol` and
 `Tensor` live in the C++ core (`ninetoothed._core`).
 """
 
+from ninetoothed import _copying  # noqa: F401 - copy and pickle support for Tensor
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
 from ninetoothed._core import current_device, list_devices, select_device
 from ninetoothed.kernel import jit, make
