@@ -294,14 +294,14 @@ void bind_kernel(py::module_& m) {
       .def("middle_shape",
            [](ir::Builder& b, int param) { return shape_tuple(b.param(param).middle_shape()); })
       .def("block_shape", [](ir::Builder& b, int param) { return shape_tuple(b.param(param).block_shape()); })
-      .def("gather",
+      .def("load_at",
            [](ir::Builder& b, int param, const py::list& middle, const py::list& positions) {
-             return Block{b.gather(param, to_values(middle), to_values(positions))};
+             return Block{b.load_at(param, to_values(middle), to_values(positions))};
            })
       .def(
-          "scatter",
+          "store_at",
           [](ir::Builder& b, int param, const py::list& middle, const py::list& positions,
-             const py::object& v) { b.scatter(param, to_values(middle), to_values(positions), to_value(v)); })
+             const py::object& v) { b.store_at(param, to_values(middle), to_values(positions), to_value(v)); })
       .def("let", [](ir::Builder& b, const py::object& v) { return Block{b.let(to_value(v))}; })
       .def("declare_local", [](ir::Builder& b, const py::object& v) { return b.declare_local(to_value(v)); })
       .def("local_ref", [](ir::Builder& b, int id) { return Block{b.local_ref(id)}; })

@@ -606,12 +606,12 @@ std::vector<Value> broadcast_positions(const Param& p, const std::vector<Value>&
 
 }  // namespace
 
-Value Builder::gather(int param, const std::vector<Value>& middle, const std::vector<Value>& positions) {
+Value Builder::load_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions) {
   load(param, middle);  // checks the middle-level indices
   const Param& p = kernel_.params.at(param);
   std::vector<Expr> shape;
   std::vector<Value> at = broadcast_positions(p, positions, shape);
-  ValueNode node{ValueKind::Gather, Type{p.dtype, shape}};
+  ValueNode node{ValueKind::LoadAt, Type{p.dtype, shape}};
   node.param = param;
   node.axis = static_cast<int>(middle.size());
   node.operands = middle;
@@ -619,14 +619,14 @@ Value Builder::gather(int param, const std::vector<Value>& middle, const std::ve
   return make(std::move(node));
 }
 
-void Builder::scatter(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
+void Builder::store_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
                       const Value& value) {
   const Param& p = kernel_.params.at(param);
   if (p.scalar) throw TypeError("'" + p.name + "' is a scalar parameter and cannot be assigned");
   load(param, middle);
   std::vector<Expr> shape = value->type.shape;
   std::vector<Value> at = broadcast_positions(p, positions, shape);
-  StmtNode s{StmtKind::Scatter};
+  StmtNode s{StmtKind::StoreAt};
   s.param = param;
   s.id = static_cast<int>(middle.size());
   s.indices = middle;

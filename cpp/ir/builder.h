@@ -83,8 +83,8 @@ class Builder {
   // `p[positions]` / `p[positions] = value` with one integer position (a
   // scalar or a block) per dim of the block, after the middle-level indices:
   // gather and scatter of the block's elements, as upstream's pointer blocks.
-  Value gather(int param, const std::vector<Value>& middle, const std::vector<Value>& positions);
-  void scatter(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
+  Value load_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions);
+  void store_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
                const Value& value);
   void begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step);
   void end_for();

@@ -60,7 +60,7 @@ enum class ValueKind {
   PointerBase,  // param: a pointer to its source's element (0, ..., 0) (`p.source.data_ptr()`)
   Random,       // operands: seed (scalar), offsets; op 0: uniform in [0, 1), 1: standard normal
   LoadPointer,  // operands: pointers, mask, other (all the result's shape)
-  Gather,       // param; operands: the middle-level indices (`axis` of them), then one position
+  LoadAt,       // param; operands: the middle-level indices (`axis` of them), then one position
                 // per block dim (the result's shape): the block's elements at those positions
                 // (`x = p[idx]`); positions outside the block read the tensor's `other`
 };
@@ -149,7 +149,7 @@ enum class StmtKind {
   Store,
   StorePointer,  // indices: pointers, value, mask (all one shape); param: the pointed-to source
   AtomicAdd,     // the same, adding atomically
-  Scatter,       // param; id: the number of middle-level indices; indices: those, then one
+  StoreAt,       // param; id: the number of middle-level indices; indices: those, then one
                  // position per block dim (value's shape): `p[idx] = value` into the block
   For,
   If,

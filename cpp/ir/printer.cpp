@@ -33,8 +33,8 @@ std::string to_string(const Value& v) {
       return "param" + std::to_string(v->param);
     case ValueKind::Load:
       return "load(param" + std::to_string(v->param) + (ops.empty() ? "" : "[" + list(ops) + "]") + ")";
-    case ValueKind::Gather:
-      return "gather(param" + std::to_string(v->param) + "[" + list(ops) + "])";
+    case ValueKind::LoadAt:
+      return "load_at(param" + std::to_string(v->param) + "[" + list(ops) + "])";
     case ValueKind::LoopVar:
       return v->name;
     case ValueKind::LetRef:
@@ -111,8 +111,8 @@ std::string to_string(const StmtList& stmts, int indent) {
         os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
            << " = " << to_string(s->value) << "\n";
         break;
-      case StmtKind::Scatter:
-        os << pad << "scatter param" << s->param << "[" << list(s->indices) << "] = " << to_string(s->value)
+      case StmtKind::StoreAt:
+        os << pad << "store_at param" << s->param << "[" << list(s->indices) << "] = " << to_string(s->value)
            << "\n";
         break;
       case StmtKind::For:

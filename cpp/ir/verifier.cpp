@@ -82,7 +82,7 @@ class Verifier {
       case ValueKind::Dot:
         if (v->operands.size() != 2) fail("expected two operands", where);
         break;
-      case ValueKind::Gather: {
+      case ValueKind::LoadAt: {
         const Param& p = kernel_.params.at(v->param);
         if (v->axis != static_cast<int>(p.middle_shape().size()) ||
             v->operands.size() != v->axis + p.block_shape().size()) {
@@ -129,16 +129,16 @@ class Verifier {
         same_shape(s->value->type, Type{p.dtype, p.block_shape()}, "store into " + p.name);
         break;
       }
-      case StmtKind::Scatter: {
+      case StmtKind::StoreAt: {
         check_value(s->value);
         for (const Value& i : s->indices) check_value(i);
         const Param& p = kernel_.params.at(s->param);
         if (s->id != static_cast<int>(p.middle_shape().size()) ||
             s->indices.size() != s->id + p.block_shape().size()) {
-          fail("wrong number of level indices or positions", "scatter");
+          fail("wrong number of level indices or positions", "store_at");
         }
         for (size_t i = s->id; i < s->indices.size(); ++i)
-          same_shape(s->indices[i]->type, s->value->type, "scatter");
+          same_shape(s->indices[i]->type, s->value->type, "store_at");
         break;
       }
       case StmtKind::For:

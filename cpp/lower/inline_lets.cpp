@@ -30,7 +30,7 @@ class ReadCollector : public IRVisitor {
  public:
   using IRVisitor::visit;
   void visit(const Value& v) override {
-    if (v->kind == ValueKind::Load || v->kind == ValueKind::Gather || v->kind == ValueKind::LoadPointer) {
+    if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer) {
       reads.params.insert(v->param);
     }
     if (v->kind == ValueKind::LocalRef) reads.locals.insert(v->id);
@@ -42,7 +42,7 @@ class ReadCollector : public IRVisitor {
 void collect_writes(const StmtList& stmts, Reads& writes) {
   for (const Stmt& s : stmts) {
     if (s->kind == StmtKind::Store || s->kind == StmtKind::StorePointer || s->kind == StmtKind::AtomicAdd ||
-        s->kind == StmtKind::Scatter) {
+        s->kind == StmtKind::StoreAt) {
       writes.params.insert(s->param);
     }
     if (s->kind == StmtKind::Assign) writes.locals.insert(s->id);

@@ -112,7 +112,7 @@ class Parameter:
         middle = len(self._builder.middle_shape(self._index))
         block = len(self._builder.block_shape(self._index))
         if block and len(indices) == middle + block:
-            self._builder.scatter(self._index, indices[:middle], indices[middle:], _block(value))
+            self._builder.store_at(self._index, indices[:middle], indices[middle:], _block(value))
         else:
             self._builder.store(self._index, indices, _block(value))
 
@@ -236,7 +236,7 @@ class _Indexed:
         block = len(builder.block_shape(self._parameter._index))
         if block and len(indices) == total + block:  # positions in the block: a gather
             indices = [_block(i) for i in indices]
-            return builder.gather(self._parameter._index, indices[:total], indices[total:])
+            return builder.load_at(self._parameter._index, indices[:total], indices[total:])
         if len(indices) < total:
             return _Indexed(self._parameter, indices)
         return builder.load(self._parameter._index, [_block(i) for i in indices])

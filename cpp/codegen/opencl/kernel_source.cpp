@@ -240,7 +240,7 @@ class Emitter {
     auto it = accesses_.find(load.get());
     if (it != accesses_.end()) return it->second;
     std::vector<Expr> middle;
-    size_t count = load->kind == ValueKind::Gather ? static_cast<size_t>(load->axis) : load->operands.size();
+    size_t count = load->kind == ValueKind::LoadAt ? static_cast<size_t>(load->axis) : load->operands.size();
     for (size_t i = 0; i < count; ++i) middle.push_back(index_expr(load->operands[i]));
     return accesses_.emplace(load.get(), lower::lower_access(k_.params[load->param], layout_, middle, env_))
         .first->second;
@@ -362,7 +362,7 @@ class Emitter {
         if (mask.empty()) return value;
         return "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
       }
-      case ValueKind::Gather: {
+      case ValueKind::LoadAt: {
         const Param& p = k_.params[v->param];
         const lower::TensorAccess& a = access_of(v);
         if (a.never) return other_of(p);
@@ -535,7 +535,7 @@ class Emitter {
   void materialize_parts(const Value& v) {
     if (materialized_.count(v.get())) return;
     for (const Value& o : v->operands) materialize_parts(o);
-    if (v->kind == ValueKind::Gather) access_of(v);  // its level indices, declared outside the nests
+    if (v->kind == ValueKind::LoadAt) access_of(v);  // its level indices, declared outside the nests
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
@@ -783,7 +783,7 @@ class Emitter {
       case StmtKind::Store:
         emit_store(s);
         break;
-      case StmtKind::Scatter:
+      case StmtKind::StoreAt:
         emit_scatter(s);
         break;
       case StmtKind::For:
