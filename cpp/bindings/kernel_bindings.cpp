@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings/block.h"
 #include "bindings/conversions.h"
 #include "driver/compiled_kernel.h"
 #include "ir/builder.h"
@@ -19,44 +20,6 @@ namespace {
 using ir::BinaryFn;
 using ir::UnaryFn;
 using ir::Value;
-
-// The Python face of an IR value.
-struct Block {
-  Value value;
-};
-
-// A Python operand of a block operation: a Block, a number or a Symbol.
-Value to_value(const py::handle& object) {
-  if (py::isinstance<Block>(object)) return object.cast<const Block&>().value;
-  if (auto e = try_to_expr(object)) {
-    if ((*e)->kind == ExprKind::Float || (*e)->kind == ExprKind::Int || (*e)->kind == ExprKind::Bool) {
-      return ir::constant(*e);
-    }
-    for (const Expr& v : collect_vars(*e)) {
-      if (!v->attrs.constexpr_ && !v->attrs.meta && v->name.find("_size_") == std::string::npos) {
-        throw TypeError("the symbol '" + v->name + "' has no value inside a kernel");
-      }
-    }
-    return ir::constant(*e);
-  }
-  throw TypeError("expected a block, a number or a Symbol, got " + type_name(object));
-}
-
-std::vector<Expr> to_shape(const py::handle& object) {
-  std::vector<Expr> shape;
-  if (py::isinstance<py::int_>(object) || py::isinstance<Expr>(object)) {
-    shape.push_back(to_expr(object, "a shape"));
-    return shape;
-  }
-  for (const py::handle& item : object) shape.push_back(to_expr(item, "a shape"));
-  return shape;
-}
-
-py::tuple shape_tuple(const std::vector<Expr>& shape) {
-  py::tuple t(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) t[i] = from_expr(shape[i]);
-  return t;
-}
 
 const std::map<std::string, UnaryFn>& unary_fns() {
   static const std::map<std::string, UnaryFn> fns = {
@@ -93,7 +56,9 @@ const std::map<std::string, BinaryFn>& binary_fns() {
                                                       {"bitxor", BinaryFn::BitXor},
                                                       {"maximum", BinaryFn::Maximum},
                                                       {"minimum", BinaryFn::Minimum},
-                                                      {"pow", BinaryFn::Pow}};
+                                                      {"pow", BinaryFn::Pow},
+                                                      {"lshift", BinaryFn::LShift},
+                                                      {"rshift", BinaryFn::RShift}};
   return fns;
 }
 
@@ -193,7 +158,9 @@ void bind_kernel(py::module_& m) {
                                                                                     {"and", "bitand"},
                                                                                     {"or", "bitor"},
                                                                                     {"xor", "bitxor"},
-                                                                                    {"pow", "pow"}}) {
+                                                                                    {"pow", "pow"},
+                                                                                    {"lshift", "lshift"},
+                                                                                    {"rshift", "rshift"}}) {
     std::string op = fn;
     block.def(("__" + py_name + "__").c_str(),
               [op](const py::object& a, const py::object& b) { return binary(op, a, b); });

@@ -1,6 +1,7 @@
 // The pybind11 module `ninetoothed._core`: conversion only, no logic.
 #include <pybind11/pybind11.h>
 
+#include "bindings/block.h"
 #include "bindings/conversions.h"
 #include "support/errors.h"
 
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_core, m) {
   nt::bindings::bind_tensor(m);
   nt::bindings::bind_kernel(m);
   nt::bindings::bind_device(m);
+  nt::bindings::bind_language(m);
 }

@@ -239,7 +239,9 @@ Value binary(BinaryFn fn, const Value& a, const Value& b) {
   if (fn == BinaryFn::Div || fn == BinaryFn::Pow) {
     if (!dtype_is_float(dtype)) dtype = DType::float32, weak = false;
   }
-  if ((fn == BinaryFn::BitAnd || fn == BinaryFn::BitOr || fn == BinaryFn::BitXor) && dtype_is_float(dtype)) {
+  if ((fn == BinaryFn::BitAnd || fn == BinaryFn::BitOr || fn == BinaryFn::BitXor || fn == BinaryFn::LShift ||
+       fn == BinaryFn::RShift) &&
+      dtype_is_float(dtype)) {
     throw TypeError(std::string("operator ") + binary_fn_name(fn) + " needs integer or boolean blocks");
   }
   Value x = broadcast_to(a, shape), y = broadcast_to(b, shape);
@@ -662,8 +664,8 @@ const char* unary_fn_name(UnaryFn fn) {
 }
 
 const char* binary_fn_name(BinaryFn fn) {
-  static const char* names[] = {"+",  "-",  "*",   "/",  "//", "%", "<", "<=",      ">",       ">=",
-                                "==", "!=", "and", "or", "&",  "|", "^", "maximum", "minimum", "pow"};
+  static const char* names[] = {"+",  "-",   "*",  "/", "//", "%", "<",       "<=",      ">",   ">=", "==",
+                                "!=", "and", "or", "&", "|",  "^", "maximum", "minimum", "pow", "<<", ">>"};
   return names[static_cast<int>(fn)];
 }
 

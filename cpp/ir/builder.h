@@ -84,6 +84,19 @@ class Builder {
   void begin_else();
   void end_if();
 
+  // Statements of the Triton language beyond stores (builder_ext.cpp).
+  // Atomic read-modify-write through pointers (masked, kept inside the
+  // tensor); returns the old values (0 where masked), a LetRef.
+  Value atomic(AtomicFn fn, const Value& pointers, const Value& value, const Value& mask,
+               const Value& compare);
+  void device_print(const std::string& prefix, const std::vector<Value>& values, bool hex);
+  void device_assert(const Value& condition, const std::string& message, const Value& mask);
+  // A combine function traced between begin_capture and end_capture may
+  // only compute values: its Lets are substituted into `results`, which are
+  // returned; any other statement is a ValueError.
+  void begin_capture();
+  std::vector<Value> end_capture(const std::vector<Value>& results);
+
   // The finished kernel (all blocks closed).
   Kernel finish();
 

@@ -39,7 +39,8 @@ class ReadCollector : public IRVisitor {
 
 void collect_writes(const StmtList& stmts, Reads& writes) {
   for (const Stmt& s : stmts) {
-    if (s->kind == StmtKind::Store || s->kind == StmtKind::StorePointer || s->kind == StmtKind::AtomicAdd) {
+    if (s->kind == StmtKind::Store || s->kind == StmtKind::StorePointer || s->kind == StmtKind::AtomicAdd ||
+        s->kind == StmtKind::Atomic) {
       writes.params.insert(s->param);
     }
     if (s->kind == StmtKind::Assign) writes.locals.insert(s->id);
