@@ -347,3 +347,120 @@ def test_clamp_of_integers_stays_integer():
     x = random_integers(1001, torch.int32)
     output = run(lambda a: ntl.clamp(a, -1000, 1000), [x], torch.int32)
     assert torch.equal(output, x.clamp(-1000, 1000))
+
+
+# --- random numbers -----------------------------------------------------------------------------
+
+
+def philox_reference(seed, offsets, rounds=10):
+    """Philox4x32 of counters (offset low, offset high, 0, 0) under key (seed low, seed high), in numpy."""
+    mask = np.uint64(0xFFFFFFFF)
+    offsets = offsets.astype(np.int64).view(np.uint64)
+    c = [offsets & mask, offsets >> np.uint64(32), np.zeros_like(offsets), np.zeros_like(offsets)]
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+    a, b = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(rounds):
+        p0, p1 = a * c[0], b * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & mask, (p0 >> np.uint64(32)) ^ c[3] ^ k1, p0 & mask]
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & mask, (k1 + np.uint64(0xBB67AE85)) & mask
+    return [torch.from_numpy(w.astype(np.uint32).view(np.int32).copy()) for w in c]
+
+
+def random_arrangement(x, seed, *outputs):
+    return (x.tile((BLOCK_SIZE,)), seed) + tuple(o.tile((BLOCK_SIZE,)) for o in outputs)
+
+
+def randint4x_application(x, seed, o0, o1, o2, o3):
+    o0, o1, o2, o3 = ntl.randint4x(seed, x.offsets())  # noqa: F841
+
+
+def randint_rounds_application(x, seed, o0, o1, o2, o3):
+    o0 = ntl.randint(seed, x.offsets(), 7)  # noqa: F841
+    o1, o2, o3, _ = ntl.philox(seed, x.offsets().to(ntl.uint32), 0, 0, 0, 7)  # noqa: F841
+
+
+@pytest.mark.parametrize("application", (randint4x_application, randint_rounds_application))
+def test_randint_matches_philox(application):
+    kernel = ninetoothed.make(random_arrangement, application, (Tensor(1), Tensor(0)) + tuple(Tensor(1) for _ in range(4)))
+    size = 3001
+    seed = int(torch.randint(0, 2**62, ()))
+    outputs = [poisoned(size, torch.int32) for _ in range(4)]
+    kernel(torch.empty(size), seed, *outputs, BLOCK_SIZE=BLOCK)
+    offsets = np.arange(size)
+    if application is randint4x_application:
+        expected = philox_reference(seed, offsets)
+    else:
+        words = philox_reference(seed, offsets, 7)
+        expected = [words[0], words[0], words[1], words[2]]
+    for output, reference in zip(outputs, expected):
+        assert torch.equal(output, reference)
+
+
+def uniform_application(x, seed, o0, o1, o2, o3):
+    o0 = ntl.rand(seed, x.offsets())  # noqa: F841
+    o1 = ntl.rand4x(seed, x.offsets())[0]  # noqa: F841
+    o2 = ntl.randn(seed, x.offsets())  # noqa: F841
+    o3 = ntl.randn4x(seed, x.offsets())[0]  # noqa: F841
+
+
+def test_rand_is_the_top_bits_of_randint():
+    kernel = ninetoothed.make(random_arrangement, uniform_application, (Tensor(1), Tensor(0)) + tuple(Tensor(1) for _ in range(4)))
+    size, seed = 3001, 12345
+    outputs = [poisoned(size, torch.float32) for _ in range(4)]
+    kernel(torch.empty(size), seed, *outputs, BLOCK_SIZE=BLOCK)
+    words = philox_reference(seed, np.arange(size))
+    uniform = [(w.view(torch.int32).long() & 0xFFFFFFFF) >> 8 for w in words]
+    expected = [(u.double() * 2.0**-24).float() for u in uniform]
+    assert torch.equal(outputs[0], expected[0])
+    assert torch.equal(outputs[1], expected[0])
+    u1 = expected[0].double().clamp(min=2.0**-25)
+    normal = torch.sqrt(-2 * torch.log(u1)) * torch.cos(2 * math.pi * expected[1].double())
+    torch.testing.assert_close(outputs[2].double(), normal, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(outputs[3], outputs[2], rtol=1e-5, atol=1e-5)
+
+
+def test_uint_to_uniform_float_and_pair_uniform_to_normal():
+    x = random_integers(1001, torch.int32)
+    uniform = run(ntl.uint_to_uniform_float, [x], torch.float32)
+    folded = torch.where(x < 0, -x.long() - 1, x.long())
+    torch.testing.assert_close(uniform.double(), folded.double() * 4.656613e-10, rtol=1e-6, atol=0)
+    assert ((uniform >= 0) & (uniform < 1)).all()
+    u1, u2 = torch.rand(1001), torch.rand(1001)
+    n1 = run(lambda a, b: ntl.pair_uniform_to_normal(a, b)[0], [u1, u2], torch.float32)
+    n2 = run(lambda a, b: ntl.pair_uniform_to_normal(a, b)[1], [u1, u2], torch.float32)
+    r = torch.sqrt(-2 * torch.log(u1.double().clamp(min=1e-7)))
+    torch.testing.assert_close(n1.double(), r * torch.cos(2 * math.pi * u2.double()), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(n2.double(), r * torch.sin(2 * math.pi * u2.double()), rtol=1e-4, atol=1e-4)
+
+
+# --- integer reductions --------------------------------------------------------------------------
+
+
+def rows_arrangement(x, output):
+    return x.tile((1, BLOCK_SIZE)), output.tile((1, 1))
+
+
+def xor_rows_application(x, output):
+    output = ntl.xor_sum(x, 1, keep_dims=True)  # noqa: F841
+
+
+def or_rows_application(x, output):
+    output = ntl.reduce_or(x, 1, keep_dims=True)  # noqa: F841
+
+
+@pytest.mark.parametrize("dtype", (torch.int32, torch.int64, torch.int8))
+@pytest.mark.parametrize("application", (xor_rows_application, or_rows_application))
+def test_xor_sum_and_reduce_or(application, dtype):
+    kernel = ninetoothed.make(rows_arrangement, application, (Tensor(2), Tensor(2)))
+    x = random_integers(7 * 100, dtype).view(7, 100)  # 100 < BLOCK: masked elements read 0
+    output = torch.full((7, 1), torch.iinfo(dtype).min + 3, dtype=dtype)
+    kernel(x, output, BLOCK_SIZE=BLOCK)
+    op = np.bitwise_xor if application is xor_rows_application else np.bitwise_or
+    expected = torch.from_numpy(op.reduce(x.numpy(), axis=1, keepdims=True))
+    assert torch.equal(output, expected)
+
+
+def test_xor_sum_rejects_floats():
+    kernel = ninetoothed.make(rows_arrangement, xor_rows_application, (Tensor(2), Tensor(2)))
+    with pytest.raises(TypeError, match="integers"):
+        kernel(torch.randn(3, 5), torch.empty(3, 1), BLOCK_SIZE=BLOCK)
