@@ -340,7 +340,7 @@ class Tracer:
             )
         values = list(arguments) + defaults[len(defaults) - (len(names) - len(arguments)) :]
         for i, (name, value) in enumerate(zip(names, values)):
-            if write_backs is not None and write_backs[i] is not None:
+            if write_backs is not None and i < len(write_backs) and write_backs[i] is not None:
                 frame.vars[name] = write_backs[i]
             else:
                 frame.vars[name] = value
