@@ -347,7 +347,7 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=10):
     if not isinstance(n_rounds, int) or n_rounds < 0:
         raise TypeError("n_rounds must be a non-negative int")
     args = [_block(a) for a in (c0, c1, c2, c3, k0, k1, n_rounds)]
-    return tuple(_core.block_call(f"philox{k}", args) for k in range(4))
+    return tuple(_core.block_call(f"philox{k}", args) for k in (0, 1, 2, 3))
 
 
 def uint_to_uniform_float(x):
@@ -368,16 +368,22 @@ def pair_uniform_to_normal(u1, u2):
     return r * cos(angle), r * sin(angle)
 
 
-def load(pointer, mask=None, other=None):
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
     """The elements `pointer` points at (`p.source.data_ptr()` plus offsets).
 
     Where `mask` is false, and wherever a pointer leaves the tensor, the
-    value is `other` (0 if None)."""
+    value is `other` (0 if None). Triton's cache and eviction keywords are
+    accepted and ignored; `boundary_check`/`padding_option` belong to block
+    pointers, which are not supported."""
+    _no_block_pointer_options(boundary_check, padding_option)
     return _builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
 
 
-def store(pointer, value, mask=None):
-    """Stores `value` where `pointer` points, where `mask` holds and inside the tensor."""
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    """Stores `value` where `pointer` points, where `mask` holds and inside the tensor
+    (Triton's cache and eviction keywords are accepted and ignored)."""
+    _no_block_pointer_options(boundary_check, "")
     _builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
 
 
@@ -386,6 +392,11 @@ def atomic_add(pointer, val, mask=None, sem=None, scope=None):
     returns the old values (0 where masked). `sem` and `scope` are accepted and ignored
     (every atomic is relaxed and device-wide)."""
     return _builder().atomic("add", pointer, _block(val), _optional_block(mask), None)
+
+
+def _no_block_pointer_options(boundary_check, padding_option):
+    if boundary_check or padding_option:
+        raise NotImplementedError("boundary_check and padding_option need block pointers, which are not supported")
 
 
 def _optional_block(x):

@@ -317,3 +317,12 @@ def test_histogram():
         even = inside[inside % 2 == 0]
         expected.append(torch.bincount(inside, minlength=10) + torch.bincount(even, minlength=10) * 100)
     assert torch.equal(y, torch.stack(expected).int())
+
+
+def test_dot_with_acc_and_out_dtype():
+    x = data(torch.float32)
+    output = run(lambda b: ntl.dot(b, ntl.trans(b), acc=ntl.full((TM, TM), 1.5, ntl.float32)), x, (TM, TM))
+    blocks = blocks_of(x).double()
+    torch.testing.assert_close(output.double(), blocks @ blocks.transpose(2, 3) + 1.5, rtol=1e-5, atol=1e-5)
+    half = run(lambda b: ntl.dot(b, ntl.trans(b), out_dtype=ntl.float16), x, (TM, TM), torch.float16)
+    torch.testing.assert_close(half.double(), (blocks @ blocks.transpose(2, 3)).half().double(), rtol=2e-3, atol=2e-3)
