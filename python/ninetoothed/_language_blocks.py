@@ -170,7 +170,10 @@ def _trace_combine(inputs, combine_fn):
     try:
         results = _frontend.trace_call(combine_fn, args)
     except BaseException:
-        builder.end_capture([])
+        try:
+            builder.end_capture([])
+        except Exception:  # noqa: BLE001 - the trace failed: the original error is the one to show
+            pass
         raise
     results = list(results) if isinstance(results, (tuple, list)) else [results]
     return builder.end_capture([_as_block(r) for r in results])

@@ -188,3 +188,46 @@ load_tensor_descriptor = _unsupported("load_tensor_descriptor", _DESCRIPTORS)
 store_tensor_descriptor = _unsupported("store_tensor_descriptor", _DESCRIPTORS)
 tensor_descriptor = _unsupported("tensor_descriptor", _DESCRIPTORS)
 dot_scaled = _unsupported("dot_scaled", "microscaled float8/float4 formats have no OpenCL type")
+
+
+def _install_dtype_methods():
+    """Triton's dtype queries on NineToothed's dtypes (`x.dtype.is_floating()`, ...)."""
+    from ninetoothed._core import DType
+
+    floats = {DType.float16: 16, DType.bfloat16: 16, DType.float32: 32, DType.float64: 64}
+    signed = {DType.int8: 8, DType.int16: 16, DType.int32: 32, DType.int64: 64}
+    unsigned = {DType.uint8: 8, DType.uint16: 16, DType.uint32: 32, DType.uint64: 64}
+    mantissa = {DType.float16: 10, DType.bfloat16: 7, DType.float32: 23, DType.float64: 52}
+    queries = {
+        "is_floating": lambda d: d in floats,
+        "is_int": lambda d: d in signed or d in unsigned or d == DType.bool,
+        "is_int_signed": lambda d: d in signed,
+        "is_int_unsigned": lambda d: d in unsigned,
+        "is_bool": lambda d: d == DType.bool,
+        "is_fp16": lambda d: d == DType.float16,
+        "is_bf16": lambda d: d == DType.bfloat16,
+        "is_fp32": lambda d: d == DType.float32,
+        "is_fp64": lambda d: d == DType.float64,
+        "is_int8": lambda d: d == DType.int8,
+        "is_int16": lambda d: d == DType.int16,
+        "is_int32": lambda d: d == DType.int32,
+        "is_int64": lambda d: d == DType.int64,
+        "is_uint8": lambda d: d == DType.uint8,
+        "is_uint16": lambda d: d == DType.uint16,
+        "is_uint32": lambda d: d == DType.uint32,
+        "is_uint64": lambda d: d == DType.uint64,
+        "is_fp8": lambda d: False,
+        "is_ptr": lambda d: False,
+        "is_block": lambda d: False,
+    }
+    for name, query in queries.items():
+        setattr(DType, name, query)
+    widths = {**floats, **signed, **unsigned, DType.bool: 1}
+    DType.primitive_bitwidth = property(lambda d: widths[d])
+    DType.int_bitwidth = property(lambda d: signed.get(d) or unsigned.get(d) or (1 if d == DType.bool else 0))
+    DType.fp_mantissa_width = property(lambda d: mantissa.get(d, 0))
+    DType.scalar = property(lambda d: d)
+    DType.element_ty = property(lambda d: d)
+
+
+_install_dtype_methods()

@@ -190,3 +190,21 @@ def test_out_of_scope_names_say_why(name):
 
 def test_float8_is_not_offered():
     assert not any(re.match("float8", name) for name in dir(ntl))
+
+
+def dtype_query_application(x, output):
+    if x.dtype.is_floating() and x.dtype.primitive_bitwidth == 16:
+        output = x * 2  # noqa: F841
+    elif x.dtype.is_int_signed() and x.dtype.int_bitwidth == 32:
+        output = x + 1  # noqa: F841
+    else:
+        output = x  # noqa: F841
+
+
+@pytest.mark.parametrize("dtype", (torch.float16, torch.int32, torch.float32))
+def test_dtype_queries_decide_while_tracing(dtype):
+    x = (torch.randn(301) * 100).to(dtype)
+    output = launch(dtype_query_application, x, dtype)
+    expected = {torch.float16: x * 2, torch.int32: x + 1, torch.float32: x}[dtype]
+    assert torch.equal(output, expected)
+    assert ntl.float32.fp_mantissa_width == 23 and ntl.uint8.is_int_unsigned() and not ntl.int1.is_floating()
