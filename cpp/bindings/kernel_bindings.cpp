@@ -6,9 +6,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings/block.h"
 #include "bindings/conversions.h"
 #include "driver/compiled_kernel.h"
 #include "ir/builder.h"
+#include "ir/math_fns.h"
 #include "ir/printer.h"
 #include "support/errors.h"
 
@@ -19,44 +21,6 @@ namespace {
 using ir::BinaryFn;
 using ir::UnaryFn;
 using ir::Value;
-
-// The Python face of an IR value.
-struct Block {
-  Value value;
-};
-
-// A Python operand of a block operation: a Block, a number or a Symbol.
-Value to_value(const py::handle& object) {
-  if (py::isinstance<Block>(object)) return object.cast<const Block&>().value;
-  if (auto e = try_to_expr(object)) {
-    if ((*e)->kind == ExprKind::Float || (*e)->kind == ExprKind::Int || (*e)->kind == ExprKind::Bool) {
-      return ir::constant(*e);
-    }
-    for (const Expr& v : collect_vars(*e)) {
-      if (!v->attrs.constexpr_ && !v->attrs.meta && v->name.find("_size_") == std::string::npos) {
-        throw TypeError("the symbol '" + v->name + "' has no value inside a kernel");
-      }
-    }
-    return ir::constant(*e);
-  }
-  throw TypeError("expected a block, a number or a Symbol, got " + type_name(object));
-}
-
-std::vector<Expr> to_shape(const py::handle& object) {
-  std::vector<Expr> shape;
-  if (py::isinstance<py::int_>(object) || py::isinstance<Expr>(object)) {
-    shape.push_back(to_expr(object, "a shape"));
-    return shape;
-  }
-  for (const py::handle& item : object) shape.push_back(to_expr(item, "a shape"));
-  return shape;
-}
-
-py::tuple shape_tuple(const std::vector<Expr>& shape) {
-  py::tuple t(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) t[i] = from_expr(shape[i]);
-  return t;
-}
 
 const std::map<std::string, UnaryFn>& unary_fns() {
   static const std::map<std::string, UnaryFn> fns = {
@@ -93,7 +57,9 @@ const std::map<std::string, BinaryFn>& binary_fns() {
                                                       {"bitxor", BinaryFn::BitXor},
                                                       {"maximum", BinaryFn::Maximum},
                                                       {"minimum", BinaryFn::Minimum},
-                                                      {"pow", BinaryFn::Pow}};
+                                                      {"pow", BinaryFn::Pow},
+                                                      {"lshift", BinaryFn::LShift},
+                                                      {"rshift", BinaryFn::RShift}};
   return fns;
 }
 
@@ -199,7 +165,9 @@ void bind_kernel(py::module_& m) {
                                                                                     {"and", "bitand"},
                                                                                     {"or", "bitor"},
                                                                                     {"xor", "bitxor"},
-                                                                                    {"pow", "pow"}}) {
+                                                                                    {"pow", "pow"},
+                                                                                    {"lshift", "lshift"},
+                                                                                    {"rshift", "rshift"}}) {
     std::string op = fn;
     block.def(("__" + py_name + "__").c_str(),
               [op](const py::object& a, const py::object& b) { return binary(op, a, b); });
@@ -298,10 +266,11 @@ void bind_kernel(py::module_& m) {
            [](ir::Builder& b, int param, const py::list& middle, const py::list& positions) {
              return Block{b.load_at(param, to_values(middle), to_values(positions))};
            })
-      .def(
-          "store_at",
-          [](ir::Builder& b, int param, const py::list& middle, const py::list& positions,
-             const py::object& v) { b.store_at(param, to_values(middle), to_values(positions), to_value(v)); })
+      .def("store_at",
+           [](ir::Builder& b, int param, const py::list& middle, const py::list& positions,
+              const py::object& v) {
+             b.store_at(param, to_values(middle), to_values(positions), to_value(v));
+           })
       .def("let", [](ir::Builder& b, const py::object& v) { return Block{b.let(to_value(v))}; })
       .def("declare_local", [](ir::Builder& b, const py::object& v) { return b.declare_local(to_value(v)); })
       .def("local_ref", [](ir::Builder& b, int id) { return Block{b.local_ref(id)}; })

@@ -1,6 +1,7 @@
 // The pybind11 module `ninetoothed._core`: conversion only, no logic.
 #include <pybind11/pybind11.h>
 
+#include "bindings/block.h"
 #include "bindings/conversions.h"
 #include "support/errors.h"
 
@@ -22,4 +23,5 @@ PYBIND11_MODULE(_core, m) {
   nt::bindings::bind_pickle(m);
   nt::bindings::bind_kernel(m);
   nt::bindings::bind_device(m);
+  nt::bindings::bind_language(m);
 }

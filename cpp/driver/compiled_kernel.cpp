@@ -70,7 +70,8 @@ void collect_symbols(const Expr& e, std::map<std::string, SymbolAttrs>& out) {
 void collect_written(const ir::StmtList& stmts, std::vector<bool>& written) {
   for (const ir::Stmt& s : stmts) {
     if (s->kind == ir::StmtKind::Store || s->kind == ir::StmtKind::StorePointer ||
-        s->kind == ir::StmtKind::StoreAt || s->kind == ir::StmtKind::AtomicAdd) {
+        s->kind == ir::StmtKind::StoreAt || s->kind == ir::StmtKind::AtomicAdd ||
+        s->kind == ir::StmtKind::Atomic) {
       written[s->param] = true;
     }
     collect_written(s->body, written);

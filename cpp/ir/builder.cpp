@@ -218,20 +218,6 @@ Value cast(const Value& x, DType dtype) {
   return make(std::move(node));
 }
 
-Value bitcast(const Value& x, DType dtype) {
-  DType from = x->type.dtype;
-  if (from == DType::boolean || dtype == DType::boolean || dtype_bytes(from) != dtype_bytes(dtype)) {
-    throw ValueError("cannot bitcast " + std::string(dtype_name(from)) + " to " +
-                     std::string(dtype_name(dtype)) +
-                     ": bitcast needs two types of the same width (bool has none)");
-  }
-  if (from == dtype && !x->type.weak) return x;
-  ValueNode node{ValueKind::Cast, Type{dtype, x->type.shape}};
-  node.op = 1;
-  node.operands = {x->type.weak ? cast(x, from) : x};
-  return make(std::move(node));
-}
-
 Value binary(BinaryFn fn, const Value& a, const Value& b) {
   if (a->type.pointer >= 0 || b->type.pointer >= 0) {
     // Pointer arithmetic: pointer +/- integers is a pointer into the same tensor.
@@ -255,7 +241,9 @@ Value binary(BinaryFn fn, const Value& a, const Value& b) {
   if (fn == BinaryFn::Div || fn == BinaryFn::Pow) {
     if (!dtype_is_float(dtype)) dtype = DType::float32, weak = false;
   }
-  if ((fn == BinaryFn::BitAnd || fn == BinaryFn::BitOr || fn == BinaryFn::BitXor) && dtype_is_float(dtype)) {
+  if ((fn == BinaryFn::BitAnd || fn == BinaryFn::BitOr || fn == BinaryFn::BitXor || fn == BinaryFn::LShift ||
+       fn == BinaryFn::RShift) &&
+      dtype_is_float(dtype)) {
     throw TypeError(std::string("operator ") + binary_fn_name(fn) + " needs integer or boolean blocks");
   }
   Value x = broadcast_to(a, shape), y = broadcast_to(b, shape);
@@ -620,7 +608,7 @@ Value Builder::load_at(int param, const std::vector<Value>& middle, const std::v
 }
 
 void Builder::store_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
-                      const Value& value) {
+                       const Value& value) {
   const Param& p = kernel_.params.at(param);
   if (p.scalar) throw TypeError("'" + p.name + "' is a scalar parameter and cannot be assigned");
   load(param, middle);
@@ -754,8 +742,8 @@ const char* unary_fn_name(UnaryFn fn) {
 }
 
 const char* binary_fn_name(BinaryFn fn) {
-  static const char* names[] = {"+",  "-",  "*",   "/",  "//", "%", "<", "<=",      ">",       ">=",
-                                "==", "!=", "and", "or", "&",  "|", "^", "maximum", "minimum", "pow"};
+  static const char* names[] = {"+",  "-",   "*",  "/", "//", "%", "<",       "<=",      ">",   ">=", "==",
+                                "!=", "and", "or", "&", "|",  "^", "maximum", "minimum", "pow", "<<", ">>"};
   return names[static_cast<int>(fn)];
 }
 

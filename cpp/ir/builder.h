@@ -28,8 +28,6 @@ Value unary(UnaryFn fn, const Value& x);
 Value binary(BinaryFn fn, const Value& a, const Value& b);
 Value where(const Value& condition, const Value& a, const Value& b);
 Value cast(const Value& x, DType dtype);
-// `x`'s bits read as `dtype` (the same width; Triton's cast(..., bitcast=True)).
-Value bitcast(const Value& x, DType dtype);
 Value expand_dims(const Value& x, int axis);
 Value broadcast_to(const Value& x, const std::vector<Expr>& shape);
 Value trans(const Value& x);
@@ -85,12 +83,25 @@ class Builder {
   // gather and scatter of the block's elements, as upstream's pointer blocks.
   Value load_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions);
   void store_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
-               const Value& value);
+                const Value& value);
   void begin_for(const std::string& var, const Value& start, const Value& stop, const Value& step);
   void end_for();
   void begin_if(const Value& condition);
   void begin_else();
   void end_if();
+
+  // Statements of the Triton language beyond stores (builder_ext.cpp).
+  // Atomic read-modify-write through pointers (masked, kept inside the
+  // tensor); returns the old values (0 where masked), a LetRef.
+  Value atomic(AtomicFn fn, const Value& pointers, const Value& value, const Value& mask,
+               const Value& compare);
+  void device_print(const std::string& prefix, const std::vector<Value>& values, bool hex);
+  void device_assert(const Value& condition, const std::string& message, const Value& mask);
+  // A combine function traced between begin_capture and end_capture may
+  // only compute values: its Lets are substituted into `results`, which are
+  // returned; any other statement is a ValueError.
+  void begin_capture();
+  std::vector<Value> end_capture(const std::vector<Value>& results);
 
   // The finished kernel (all blocks closed).
   Kernel finish();

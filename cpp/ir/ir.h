@@ -47,7 +47,7 @@ enum class ValueKind {
   Unary,        // op: UnaryFn
   Binary,       // op: BinaryFn (operands have the result's shape)
   Where,        // operands: condition, a, b (all the result's shape)
-  Cast,         // operands[0] converted to type.dtype; op 1: its bits reinterpreted (bitcast)
+  Cast,         // operands[0] converted to type.dtype
   ExpandDims,   // axis: a new dimension of size 1
   Broadcast,    // operands[0] with size-1 dimensions stretched to type.shape
   Trans,        // a 2-D block transposed
@@ -63,6 +63,26 @@ enum class ValueKind {
   LoadAt,       // param; operands: the middle-level indices (`axis` of them), then one position
                 // per block dim (the result's shape): the block's elements at those positions
                 // (`x = p[idx]`); positions outside the block read the tensor's `other`
+  // Block operations of the Triton language (ir/block_ops.h, ir/math_fns.h):
+  Call,        // name: an elementwise function (math_fns.h); operands: its arguments
+  Rearrange,   // op: RearrangeFn; ints: its dims; operands: the blocks it rearranges
+  CombineArg,  // axis: the index of a combine function's argument (a scalar placeholder)
+  Combine,     // op 0: reduce, 1: scan; operands: inputs; combine: results over CombineArgs;
+               // axis (-1: everything); keep_dims; ints[0]: reverse (scan). Read with Extract.
+  Extract,     // op: which output of its operand (a Combine)
+  Sort,        // operands[0] sorted along axis (the last); op: 1 descending; ints[0]: k (topk) or -1
+  Gather,      // operands: src, index; axis: out[i] = src[i with i[axis] = index[i]]
+  Histogram,   // operands: input (1-D integers), mask; ints[0]: the number of bins
+};
+
+// How a Rearrange maps its result's elements to its operands' elements.
+enum class RearrangeFn {
+  Reshape,  // row-major order kept
+  Permute,  // ints: the permutation (result dim d is operand dim ints[d])
+  Flip,     // ints[0]: the dim reversed
+  Cat,      // operands a, b joined along dim 0
+  Join,     // operands a, b stacked along a new last dim of size 2
+  Take,     // ints[0]: the element taken along the last dim (split)
 };
 
 enum class UnaryFn {
@@ -118,6 +138,8 @@ enum class BinaryFn {
   Maximum,
   Minimum,
   Pow,
+  LShift,
+  RShift,
 };
 enum class ReduceFn { Sum, Max, Min, ArgMax, ArgMin };
 
@@ -139,7 +161,9 @@ struct ValueNode {
   int op = 0;        // UnaryFn / BinaryFn / ReduceFn
   int axis = -1;     // ExpandDims, Reduce
   bool keep_dims = false;
-  std::string name;  // LoopVar
+  std::string name;            // LoopVar; Call: the function
+  std::vector<int> ints;       // Rearrange, Combine, Sort, Histogram (see ValueKind)
+  std::vector<Value> combine;  // Combine: the combine function's results (not operands: closed terms)
 };
 
 enum class StmtKind {
@@ -153,7 +177,12 @@ enum class StmtKind {
                  // position per block dim (value's shape): `p[idx] = value` into the block
   For,
   If,
+  Atomic,  // id: the Let of the old values; op: AtomicFn; param; indices: pointers, value, mask, compare
+  Print,   // var: the prefix; indices: the values printed; op: 1 hexadecimal
+  Assert,  // value: the condition (a block); var: the message
 };
+
+enum class AtomicFn { Add, Max, Min, And, Or, Xor, Xchg, Cas };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
@@ -168,6 +197,7 @@ struct StmtNode {
   std::string var;             // For
   Value start, stop, step;     // For
   StmtList body, orelse;       // For: body; If: both branches
+  int op = -1;                 // Atomic: AtomicFn; Print: 1 for hexadecimal
 };
 
 // A parameter of the kernel: an arranged tensor (ndim >= 1) or a scalar.

@@ -49,14 +49,14 @@ std::string to_string(const Value& v) {
       return std::string(unary_fn_name(static_cast<UnaryFn>(v->op))) + "(" + to_string(ops[0]) + ")";
     case ValueKind::Binary: {
       auto fn = static_cast<BinaryFn>(v->op);
-      if (fn >= BinaryFn::Maximum) return std::string(binary_fn_name(fn)) + "(" + list(ops) + ")";
+      if (fn >= BinaryFn::Maximum && fn <= BinaryFn::Pow)
+        return std::string(binary_fn_name(fn)) + "(" + list(ops) + ")";
       return "(" + to_string(ops[0]) + " " + binary_fn_name(fn) + " " + to_string(ops[1]) + ")";
     }
     case ValueKind::Where:
       return "where(" + list(ops) + ")";
     case ValueKind::Cast:
-      return std::string(v->op == 1 ? "bitcast<" : "cast<") + std::string(dtype_name(v->type.dtype)) + ">(" +
-             to_string(ops[0]) + ")";
+      return "cast<" + std::string(dtype_name(v->type.dtype)) + ">(" + to_string(ops[0]) + ")";
     case ValueKind::ExpandDims:
       return "expand_dims(" + to_string(ops[0]) + ", " + std::to_string(v->axis) + ")";
     case ValueKind::Broadcast:
@@ -82,6 +82,28 @@ std::string to_string(const Value& v) {
       return "program_id(" + std::to_string(v->axis) + ")";
     case ValueKind::Dot:
       return "dot(" + list(ops) + ")";
+    case ValueKind::Call:
+      return v->name + "(" + list(ops) + ")";
+    case ValueKind::Rearrange: {
+      static const char* names[] = {"reshape", "permute", "flip", "cat", "join", "take"};
+      std::string s = std::string(names[v->op]) + "(" + list(ops);
+      for (int i : v->ints) s += ", " + std::to_string(i);
+      return s + ")" + (v->op == 0 ? shape_string(v->type.shape) : "");
+    }
+    case ValueKind::CombineArg:
+      return "%arg" + std::to_string(v->axis);
+    case ValueKind::Combine:
+      return std::string(v->op ? "scan(" : "reduce(") + list(ops) + ", axis=" + std::to_string(v->axis) +
+             ", combine=(" + list(v->combine) + "))";
+    case ValueKind::Extract:
+      return to_string(ops[0]) + "[" + std::to_string(v->op) + "]";
+    case ValueKind::Sort:
+      return std::string(v->ints[0] >= 0 ? "topk(" : "sort(") + to_string(ops[0]) +
+             ", dim=" + std::to_string(v->axis) + (v->op ? ", descending" : "") + ")";
+    case ValueKind::Gather:
+      return "gather(" + list(ops) + ", axis=" + std::to_string(v->axis) + ")";
+    case ValueKind::Histogram:
+      return "histogram(" + list(ops) + ", bins=" + std::to_string(v->ints[0]) + ")";
   }
   return "?";
 }
@@ -119,6 +141,16 @@ std::string to_string(const StmtList& stmts, int indent) {
         os << pad << "for " << s->var << " in range(" << to_string(s->start) << ", " << to_string(s->stop)
            << ", " << to_string(s->step) << "):\n"
            << to_string(s->body, indent + 1);
+        break;
+      case StmtKind::Atomic:
+        os << pad << "%let" << s->id << " = atomic" << s->op << "(param" << s->param << ", "
+           << list(s->indices) << ")\n";
+        break;
+      case StmtKind::Print:
+        os << pad << "device_print(\"" << s->var << "\", " << list(s->indices) << ")\n";
+        break;
+      case StmtKind::Assert:
+        os << pad << "device_assert(" << to_string(s->value) << ", \"" << s->var << "\")\n";
         break;
       case StmtKind::If:
         os << pad << "if " << to_string(s->value) << ":\n" << to_string(s->body, indent + 1);

@@ -121,6 +121,19 @@ class Verifier {
         }
         if (s->indices.size() != 3) fail("expected pointers, value and mask", "store through pointers");
         break;
+      case StmtKind::Atomic:
+        for (const Value& i : s->indices) {
+          check_value(i);
+          same_shape(i->type, s->indices[0]->type, "atomic");
+        }
+        lets_.insert(s->id);
+        break;
+      case StmtKind::Print:
+        for (const Value& i : s->indices) check_value(i);
+        break;
+      case StmtKind::Assert:
+        check_value(s->value);
+        break;
       case StmtKind::Store: {
         check_value(s->value);
         for (const Value& i : s->indices) check_value(i);

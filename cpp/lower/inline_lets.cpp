@@ -42,7 +42,7 @@ class ReadCollector : public IRVisitor {
 void collect_writes(const StmtList& stmts, Reads& writes) {
   for (const Stmt& s : stmts) {
     if (s->kind == StmtKind::Store || s->kind == StmtKind::StorePointer || s->kind == StmtKind::AtomicAdd ||
-        s->kind == StmtKind::StoreAt) {
+        s->kind == StmtKind::StoreAt || s->kind == StmtKind::Atomic) {
       writes.params.insert(s->param);
     }
     if (s->kind == StmtKind::Assign) writes.locals.insert(s->id);

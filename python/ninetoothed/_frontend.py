@@ -33,6 +33,8 @@ _BINARY = {
     ast.BitAnd: operator.and_,
     ast.BitOr: operator.or_,
     ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
 
 _COMPARE = {
@@ -193,6 +195,8 @@ for _name, _op in [
     ("and", operator.and_),
     ("or", operator.or_),
     ("xor", operator.xor),
+    ("lshift", operator.lshift),
+    ("rshift", operator.rshift),
 ]:
     setattr(Parameter, f"__{_name}__", _operator_method(_op))
     setattr(Parameter, f"__r{_name}__", _operator_method(_op, reflected=True))
@@ -299,8 +303,6 @@ def _block_offsets(block, dim=None):
 
 
 _core.Block.offsets = _block_offsets
-_block_to = _core.Block.to
-_core.Block.to = lambda self, dtype, *args, **kwargs: _block_to(self, element_dtype(dtype))
 
 
 def _builtin_min(*args, **kwargs):
@@ -416,6 +418,7 @@ class Tracer:
         frame, body = self._enter(application, arguments, write_backs=None)
         previous, self.frame = self.frame, frame
         outer_builder, _tracing.builder = getattr(_tracing, "builder", None), self.builder
+        outer_tracer, _tracing.tracer = getattr(_tracing, "tracer", None), self
         try:
             self._statements(body, top_level=True)
         except _Return:
@@ -423,6 +426,7 @@ class Tracer:
         finally:
             self.frame = previous
             _tracing.builder = outer_builder
+            _tracing.tracer = outer_tracer
 
     def _enter(self, function, arguments, write_backs):
         node, filename, first_line = _function_ast(function)
@@ -445,7 +449,7 @@ class Tracer:
             )
         values = list(arguments) + defaults[len(defaults) - (len(names) - len(arguments)) :]
         for i, (name, value) in enumerate(zip(names, values)):
-            if write_backs is not None and write_backs[i] is not None:
+            if write_backs is not None and i < len(write_backs) and write_backs[i] is not None:
                 frame.vars[name] = write_backs[i]
             else:
                 frame.vars[name] = value
@@ -598,15 +602,35 @@ class Tracer:
         if not isinstance(node.target, ast.Name):
             self._error(node.target, "the loop variable must be a name")
         iterator = node.iter
+        if isinstance(iterator, ast.Call) and self._expr(iterator.func) is not builtins.range:
+            # ntl.range(...) / ntl.static_range(...) (Triton's loop iterables)
+            from ninetoothed import _language_meta
+
+            iterable = self._expr(iterator)
+            if isinstance(iterable, _language_meta.static_range):
+                self._unrolled_for(node, iterable)
+                return
+            if isinstance(iterable, _language_meta.range):
+                self._runtime_for(node, iterable.start, iterable.end, iterable.step)
+                return
         if not (
             isinstance(iterator, ast.Call)
             and self._expr(iterator.func) is builtins.range
             and not iterator.keywords
             and 1 <= len(iterator.args) <= 3
         ):
-            self._error(node.iter, "kernels loop only over range(...)")
+            self._error(node.iter, "kernels loop only over range(...), ntl.range(...) or ntl.static_range(...)")
         bounds = [self._expr(a) for a in iterator.args]
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+        self._runtime_for(node, start, stop, step)
+
+    def _unrolled_for(self, node, values):
+        """A static_range loop: the body traced once per value, the loop variable an int."""
+        for value in values:
+            self.frame.vars[node.target.id] = value
+            self._statements(node.body)
+
+    def _runtime_for(self, node, start, stop, step):
         for name in self._assigned_names(node.body):
             self._make_local(self.frame, name)
         self._counter += 1
@@ -801,6 +825,25 @@ class Tracer:
         return None
 
 
+def trace_call(function, arguments):
+    """Calls `function` on `arguments` while an application is traced: a plain Python
+    function is traced like a helper (combine functions of ntl.reduce and friends), others
+    (ntl functions, lambdas) are called."""
+    tracer = getattr(_tracing, "tracer", None)
+    if tracer is None or not _is_user_function(function):
+        return function(*arguments)
+    caller = tracer.frame
+    frame, body = tracer._enter(function, list(arguments), None)
+    tracer.frame = frame
+    try:
+        tracer._statements(body)
+    except _Return as returned:
+        return returned.value
+    finally:
+        tracer.frame = caller
+    return None
+
+
 def _logical(name, a, b):
     if _is_block(a) or _is_block(b):
         return _core.block_binary(name, _block(a), _block(b))
@@ -808,8 +851,8 @@ def _logical(name, a, b):
 
 
 def _is_user_function(function):
-    if not isinstance(function, types.FunctionType):
-        return False
+    if not isinstance(function, types.FunctionType) or function.__name__ == "<lambda>":
+        return False  # lambdas are called: their blocks' operators build the IR
     module = getattr(function, "__module__", "") or ""
     return not module.startswith("ninetoothed")
 

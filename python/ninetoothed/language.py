@@ -3,10 +3,15 @@
 Each name here is what an application may call on its blocks while it is
 traced; the functions only forward to the compiler core, where their meaning
 (dtype promotion, broadcasting, code generation) lives. Python numbers are
-weakly typed: they take the dtype of the block they meet.
+weakly typed: they take the dtype of the block they meet. The names and
+semantics are Triton's (`triton.language` 3.x): shape operations, scans,
+sorts and atomics are in `_language_blocks.py`, trace-time names (constexpr,
+static_range, hints, device_print) in `_language_meta.py`, libdevice in
+`_libdevice.py`; docs/api.md lists every triton.language name with its status.
 """
 
 from ninetoothed import _core
+from ninetoothed import _libdevice as libdevice
 from ninetoothed._core import DType
 
 bfloat16 = DType.bfloat16
@@ -21,6 +26,17 @@ uint8 = DType.uint8
 uint16 = DType.uint16
 uint32 = DType.uint32
 uint64 = DType.uint64
+int1 = DType.bool
+dtype = DType
+tensor = _core.Block
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+class PropagateNan:
+    """Whether maximum/minimum/clamp propagate NaN: NONE returns the other operand, ALL returns NaN."""
+
+    NONE = 0
+    ALL = 0xFFFF
 
 
 def _builder():
@@ -51,49 +67,178 @@ def arange(start, end):
     return _core.block_arange(start, end)
 
 
-def dot(input, other):
-    """The matrix product of two 2-D blocks; floats accumulate in float32."""
-    return _core.block_dot(_block(input), _block(other))
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=float32):
+    """The matrix product of two 2-D blocks (plus `acc`); floats accumulate in float32.
+
+    `input_precision`, `allow_tf32` and `max_num_imprecise_acc` are accepted and
+    ignored (products are exact float32 products here)."""
+    result = _core.block_dot(_block(input), _block(other))
+    if out_dtype is not float32 and out_dtype != result.dtype:
+        result = result.to(out_dtype)
+    if acc is not None:
+        acc = _block(acc)
+        result = (acc + result).to(acc.dtype)
+    return result
 
 
-def trans(input):
-    """A 2-D block transposed."""
-    return _core.block_trans(_block(input))
+def trans(input, *dims):
+    """`input` with its dims permuted by `dims`; with none, a 2-D block transposed."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if not dims:
+        return _core.block_trans(_block(input))
+    return _core.block_permute(_block(input), list(dims))
 
 
-def sum(input, axis=None, keep_dims=False):
-    """The sum over `axis` (everything when None)."""
-    return _core.block_reduce("sum", _block(input), axis, keep_dims)
+def sum(input, axis=None, keep_dims=False, dtype=None):
+    """The sum over `axis` (everything when None), in `dtype` when given
+    (integers narrower than 32 bits sum in int32)."""
+    input = _block(input)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _core.block_reduce("sum", input, axis, keep_dims)
 
 
-def max(input, axis=None, keep_dims=False):
-    """The maximum over `axis` (everything when None)."""
-    return _core.block_reduce("max", _block(input), axis, keep_dims)
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """The maximum over `axis` (everything when None); with `return_indices`, also its
+    index (the first one on ties)."""
+    values = _core.block_reduce("max", _block(input), axis, keep_dims)
+    if return_indices:
+        return values, _core.block_reduce("argmax", _block(input), axis, keep_dims)
+    return values
 
 
-def min(input, axis=None, keep_dims=False):
-    """The minimum over `axis` (everything when None)."""
-    return _core.block_reduce("min", _block(input), axis, keep_dims)
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """The minimum over `axis` (everything when None); with `return_indices`, also its
+    index (the first one on ties)."""
+    values = _core.block_reduce("min", _block(input), axis, keep_dims)
+    if return_indices:
+        return values, _core.block_reduce("argmin", _block(input), axis, keep_dims)
+    return values
 
 
-def argmax(input, axis=None, keep_dims=False):
-    """The index of the maximum over `axis` (flat index when None)."""
+def argmax(input, axis=None, tie_break_left=True, keep_dims=False):
+    """The index of the maximum over `axis` (flat index when None; the first on ties)."""
     return _core.block_reduce("argmax", _block(input), axis, keep_dims)
 
 
-def argmin(input, axis=None, keep_dims=False):
-    """The index of the minimum over `axis` (flat index when None)."""
+def argmin(input, axis=None, tie_break_left=True, keep_dims=False):
+    """The index of the minimum over `axis` (flat index when None; the first on ties)."""
     return _core.block_reduce("argmin", _block(input), axis, keep_dims)
 
 
-def maximum(x, y):
-    """The elementwise maximum."""
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    """The elementwise maximum; NaN loses unless `propagate_nan` is PropagateNan.ALL."""
+    if propagate_nan == PropagateNan.ALL and _is_float(x, y):
+        return _core.block_call("maximum_nan", [_block(x), _block(y)])
     return _core.block_binary("maximum", _block(x), _block(y))
 
 
-def minimum(x, y):
-    """The elementwise minimum."""
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    """The elementwise minimum; NaN loses unless `propagate_nan` is PropagateNan.ALL."""
+    if propagate_nan == PropagateNan.ALL and _is_float(x, y):
+        return _core.block_call("minimum_nan", [_block(x), _block(y)])
     return _core.block_binary("minimum", _block(x), _block(y))
+
+
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    """`x` limited to [min, max] elementwise (min > max is undefined, as in Triton); with
+    PropagateNan.ALL a NaN operand gives NaN. Integer blocks are clamped as integers."""
+    if not _is_float(x, min, max):
+        return minimum(maximum(x, min), max)
+    name = "clamp_nan" if propagate_nan == PropagateNan.ALL else "clamp"
+    return _core.block_call(name, [_block(x), _block(min), _block(max)])
+
+
+def umulhi(x, y):
+    """The high half of the unsigned double-width product of two integer blocks."""
+    return _core.block_call("umulhi", [_block(x), _block(y)])
+
+
+def div_rn(x, y):
+    """`x / y` correctly rounded (round to nearest even)."""
+    return _core.block_call("div_rn", [_block(x), _block(y)])
+
+
+def fdiv(x, y, ieee_rounding=False):
+    """`x / y` for floats; with `ieee_rounding`, correctly rounded."""
+    return _core.block_call("div_rn" if ieee_rounding else "fdiv", [_block(x), _block(y)])
+
+
+def sqrt_rn(x):
+    """The square root, correctly rounded."""
+    return _core.block_call("sqrt_rn", [_block(x)])
+
+
+def add(x, y, sanitize_overflow=True):
+    """`x + y`."""
+    return _block(x) + _block(y)
+
+
+def sub(x, y, sanitize_overflow=True):
+    """`x - y`."""
+    return _block(x) - _block(y)
+
+
+def mul(x, y, sanitize_overflow=True):
+    """`x * y`."""
+    return _block(x) * _block(y)
+
+
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    """exp(x - max(x)) / sum(exp(x - max(x))) along `dim` (0 when None), as Triton's softmax."""
+    dim = 0 if dim is None else dim
+    z = _block(x) - max(x, dim, keep_dims=keep_dims)
+    numerator = exp(z)
+    return fdiv(numerator, sum(numerator, dim, keep_dims=keep_dims), ieee_rounding)
+
+
+def zeros_like(input):
+    """Zeros of `input`'s shape and dtype."""
+    input = _block(input)
+    return _core.block_full(list(input.shape), 0, input.dtype)
+
+
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Row-major indices (i, j) of a size_i x size_j matrix mapped to column-major order within
+    groups of size_g rows (Triton's swizzle2d)."""
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    return off_i + ij % size_g, ij // size_g
+
+
+def xor_sum(input, axis=None, keep_dims=False):
+    """The bitwise xor of the elements over `axis` (everything when None); integers only."""
+    return _builtin_reduce(input, axis, keep_dims, "xor_sum", lambda a, b: a ^ b)
+
+
+def reduce_or(input, axis, keep_dims=False):
+    """The bitwise or of the elements over `axis`; integers only."""
+    return _builtin_reduce(input, axis, keep_dims, "reduce_or", lambda a, b: a | b)
+
+
+def _builtin_reduce(input, axis, keep_dims, name, combine):
+    input = _block(input)
+    if input.dtype in _FLOATS:
+        raise TypeError(f"{name} needs integers, got {input.dtype.name}")
+    a, b = _core.block_combine_arg(0, input.dtype), _core.block_combine_arg(1, input.dtype)
+    return _core.block_combine([input], [combine(a, b)], axis, False, keep_dims, False)[0]
+
+
+_FLOATS = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
+
+
+def _is_float(*values):
+    for v in values:
+        v = _block(v)
+        if isinstance(v, float) or getattr(v, "dtype", None) in _FLOATS:
+            return True
+    return False
 
 
 def where(condition, x, y):
@@ -133,33 +278,126 @@ def num_programs(axis):
     return _builder().num_programs(axis)
 
 
-def rand(seed, offsets):
+def rand(seed, offsets, n_rounds=10):
     """Uniform float32 numbers in [0, 1), one per offset: counter-based (Philox4x32-10),
-    so the same seed and offsets give the same numbers on every run and device."""
+    so the same seed and offsets give the same numbers on every run and device.
+    (The top 24 bits of `randint(seed, offsets)` times 2**-24.)"""
+    if n_rounds != 10:
+        return _uniform(randint(seed, offsets, n_rounds))
     return _core.block_random(_block(seed), _block(offsets), False)
 
 
-def randn(seed, offsets):
+def randn(seed, offsets, n_rounds=10):
     """Standard normal float32 numbers, one per offset (Philox4x32-10 and Box-Muller)."""
+    if n_rounds != 10:
+        return randn4x(seed, offsets, n_rounds)[0]
     return _core.block_random(_block(seed), _block(offsets), True)
 
 
-def load(pointer, mask=None, other=None):
+def randint4x(seed, offsets, n_rounds=10):
+    """The four 32-bit words of Philox4x32 (`n_rounds` rounds) of counter (offset's low
+    and high 32 bits, 0, 0) under key `seed` (its low and high 32 bits), as Triton's
+    randint4x: int32 blocks (uint32 for unsigned offsets), the first of which `rand` uses."""
+    offsets = _block(offsets)
+    unsigned = getattr(offsets, "dtype", None) in (DType.uint32, DType.uint64)
+    offsets = offsets.to(int64)
+    low, high = offsets.to(uint32), (offsets >> 32).to(uint32)
+    words = philox(seed, low, high, 0, 0, n_rounds)
+    return tuple(w if unsigned else w.to(int32, bitcast=True) for w in words)
+
+
+def randint(seed, offsets, n_rounds=10):
+    """The first word of `randint4x(seed, offsets, n_rounds)`."""
+    return randint4x(seed, offsets, n_rounds)[0]
+
+
+def rand4x(seed, offsets, n_rounds=10):
+    """Four blocks of uniform float32 numbers in [0, 1), from the words of randint4x (the first is `rand`)."""
+    return tuple(_uniform(w) for w in randint4x(seed, offsets, n_rounds))
+
+
+def randn4x(seed, offsets, n_rounds=10):
+    """Four blocks of standard normal float32 numbers (Box-Muller of rand4x's pairs; the first is `randn`)."""
+    u1, u2, u3, u4 = rand4x(seed, offsets, n_rounds)
+    n1, n2 = _box_muller(u1, u2)
+    n3, n4 = _box_muller(u3, u4)
+    return n1, n2, n3, n4
+
+
+def _uniform(word):
+    return (word.to(uint32, bitcast=True) >> 8).to(float32) * 5.9604644775390625e-08
+
+
+def _box_muller(u1, u2):
+    r = sqrt(-2.0 * log(maximum(u1, 2.9802322387695312e-08)))
+    angle = 6.283185307179586 * u2
+    return r * cos(angle), r * sin(angle)
+
+
+def philox(seed, c0, c1, c2, c3, n_rounds=10):
+    """Philox4x32 of the counter (c0, c1, c2, c3) (32-bit words) under key `seed` (its low
+    and high 32 bits): four uint32 blocks."""
+    seed = _block(seed)
+    seed = seed.to(uint64) if _core.is_block(seed) else seed % 18446744073709551616
+    return philox_impl(c0, c1, c2, c3, seed % 4294967296, seed // 4294967296, n_rounds)
+
+
+def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=10):
+    """`n_rounds` rounds of Philox4x32 of the counter (c0, c1, c2, c3) under key (k0, k1):
+    four uint32 blocks."""
+    if not isinstance(n_rounds, int) or n_rounds < 0:
+        raise TypeError("n_rounds must be a non-negative int")
+    args = [_block(a) for a in (c0, c1, c2, c3, k0, k1, n_rounds)]
+    return tuple(_core.block_call(f"philox{k}", args) for k in (0, 1, 2, 3))
+
+
+def uint_to_uniform_float(x):
+    """Random integers to float32 in [0, 1) as Triton does (the bits read as signed,
+    |x| scaled by 2**-31, or 2**-63 for 64-bit integers)."""
+    x = _block(x)
+    wide = x.dtype in (DType.int64, DType.uint64)
+    x = x.to(int64 if wide else int32, bitcast=True)
+    x = where(x < 0, -x - 1, x)
+    return x.to(float32) * (1.0842020e-19 if wide else 4.656613e-10)
+
+
+def pair_uniform_to_normal(u1, u2):
+    """Box-Muller: two standard normal blocks from two uniform ones (as Triton's)."""
+    u1 = maximum(1.0e-7, u1)
+    angle = 6.283185307179586 * _block(u2)
+    r = sqrt(-2.0 * log(u1))
+    return r * cos(angle), r * sin(angle)
+
+
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
     """The elements `pointer` points at (`p.source.data_ptr()` plus offsets).
 
     Where `mask` is false, and wherever a pointer leaves the tensor, the
-    value is `other` (0 if None)."""
+    value is `other` (0 if None). Triton's cache and eviction keywords are
+    accepted and ignored; `boundary_check`/`padding_option` belong to block
+    pointers, which are not supported."""
+    _no_block_pointer_options(boundary_check, padding_option)
     return _builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
 
 
-def store(pointer, value, mask=None):
-    """Stores `value` where `pointer` points, where `mask` holds and inside the tensor."""
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    """Stores `value` where `pointer` points, where `mask` holds and inside the tensor
+    (Triton's cache and eviction keywords are accepted and ignored)."""
+    _no_block_pointer_options(boundary_check, "")
     _builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
 
 
-def atomic_add(pointer, value, mask=None):
-    """Adds `value` atomically where `pointer` points (float32, float64, 32/64-bit integers)."""
-    _builder().store_pointer(pointer, _block(value), _optional_block(mask), True)
+def atomic_add(pointer, val, mask=None, sem=None, scope=None):
+    """Adds `val` atomically where `pointer` points (float32, float64, 32/64-bit integers);
+    returns the old values (0 where masked). `sem` and `scope` are accepted and ignored
+    (every atomic is relaxed and device-wide)."""
+    return _builder().atomic("add", pointer, _block(val), _optional_block(mask), None)
+
+
+def _no_block_pointer_options(boundary_check, padding_option):
+    if boundary_check or padding_option:
+        raise NotImplementedError("boundary_check and padding_option need block pointers, which are not supported")
 
 
 def _optional_block(x):
@@ -190,36 +428,18 @@ floor = _unary("floor", "The largest integer not above each element.")
 ceil = _unary("ceil", "The smallest integer not below each element.")
 
 
-class libdevice:
-    """Extra math, as Triton's `libdevice`."""
+from ninetoothed._language_blocks import *  # noqa: E402,F401,F403
+from ninetoothed._language_meta import *  # noqa: E402,F401,F403
+from ninetoothed import _language_meta as _meta  # noqa: E402
 
-    @staticmethod
-    def pow(x, y):
-        """`x` raised to the power `y`, elementwise."""
-        return _core.block_binary("pow", _block(x), _block(y))
+math = _meta.namespace(
+    "math",
+    abs=abs, ceil=ceil, clamp=clamp, cos=cos, div_rn=div_rn, erf=erf, exp=exp, exp2=exp2, fdiv=fdiv,
+    floor=floor, fma=fma, log=log, log2=log2, maximum=maximum, minimum=minimum, rsqrt=rsqrt, sigmoid=sigmoid,
+    sin=sin, softmax=softmax, sqrt=sqrt, sqrt_rn=sqrt_rn, umulhi=umulhi, cdiv=cdiv,
+)
+extra = _meta.namespace("extra", libdevice=libdevice, cuda=_meta.namespace("cuda", libdevice=libdevice))
 
-    tanh = staticmethod(_unary("tanh", "The hyperbolic tangent of each element."))
-    erf = staticmethod(erf)
-    exp = staticmethod(exp)
-    exp2 = staticmethod(exp2)
-    log = staticmethod(log)
-    log2 = staticmethod(log2)
-    sqrt = staticmethod(sqrt)
-    rsqrt = staticmethod(rsqrt)
-    sin = staticmethod(sin)
-    cos = staticmethod(cos)
-    floor = staticmethod(floor)
-    ceil = staticmethod(ceil)
-    tan = staticmethod(_unary("tan", "The tangent of each element."))
-    asin = staticmethod(_unary("asin", "The arcsine of each element."))
-    acos = staticmethod(_unary("acos", "The arccosine of each element."))
-    atan = staticmethod(_unary("atan", "The arctangent of each element."))
-    sinh = staticmethod(_unary("sinh", "The hyperbolic sine of each element."))
-    cosh = staticmethod(_unary("cosh", "The hyperbolic cosine of each element."))
-    log1p = staticmethod(_unary("log1p", "log(1 + x) of each element."))
-    expm1 = staticmethod(_unary("expm1", "exp(x) - 1 of each element."))
-    cbrt = staticmethod(_unary("cbrt", "The cube root of each element."))
-    log10 = staticmethod(_unary("log10", "The base-10 logarithm of each element."))
-    exp10 = staticmethod(_unary("exp10", "10 raised to each element."))
-    trunc = staticmethod(_unary("trunc", "The integer part (toward zero) of each element."))
-    round = staticmethod(_unary("round", "The nearest integer (halves away from zero) of each element."))
+from ninetoothed import _language_blocks  # noqa: E402
+
+_language_blocks._install_methods()

@@ -25,12 +25,6 @@ inline float nt_round_half(float x) {
   vstore_half_rte(x, 0, (__private half*)&h);
   return vload_half(0, (__private half*)&h);
 }
-inline ushort nt_half_bits(float x) {
-  ushort h;
-  vstore_half_rte(x, 0, (__private half*)&h);
-  return h;
-}
-inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private half*)&h); }
 inline float nt_bf16_to_float(ushort x) { return as_float((uint)x << 16); }
 inline ushort nt_float_to_bf16(float x) {
   uint u = as_uint(x);

@@ -7,8 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/opencl/block_ops.h"
 #include "codegen/opencl/c_expr.h"
 #include "codegen/opencl/c_types.h"
+#include "codegen/opencl/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -30,7 +32,7 @@ bool is_compile_time(const Expr& e) {
   return true;
 }
 
-class Emitter {
+class Emitter : public EmitContext {
  public:
   explicit Emitter(const Kernel& kernel) : k_(kernel), layout_(ir::grid_shape(kernel)) {
     layout_.add_bounds(env_);
@@ -100,7 +102,7 @@ class Emitter {
     emit_list(k_.body);
 
     std::ostringstream src;
-    src << kPreamble << "\n";
+    src << kPreamble << kMathPreamble << kAtomicPreamble << "\n";
     for (const std::string& m : unit_macros_) {
       src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
     }
@@ -391,7 +393,6 @@ class Emitter {
         return "((" + elem(ops[0], index) + ") ? " + elem(ops[1], index) + " : " + elem(ops[2], index) + ")";
       case ValueKind::Cast: {
         std::string x = elem(ops[0], index);
-        if (v->op == 1) return bitcast_c(x, ops[0]->type.dtype, v->type.dtype);
         switch (v->type.dtype) {
           case DType::float16:
             return "nt_round_half((float)(" + x + "))";
@@ -443,46 +444,20 @@ class Emitter {
       }
       case ValueKind::ProgramId:
         return "nt_pid_" + std::to_string(v->axis);
+      case ValueKind::Call:
+      case ValueKind::Rearrange:
+      case ValueKind::CombineArg:
+      case ValueKind::Extract:
+        return block_op_element(*this, v, index);
       case ValueKind::Reduce:
       case ValueKind::Dot:
+      case ValueKind::Combine:
+      case ValueKind::Sort:
+      case ValueKind::Gather:
+      case ValueKind::Histogram:
         throw std::logic_error("codegen: reduction or dot not materialised");
     }
     return "0";
-  }
-
-  // `x` (computed as `from`'s compute type) with its storage bits read as `to`.
-  static std::string bitcast_c(const std::string& x, DType from, DType to) {
-    std::string bits;
-    switch (from) {
-      case DType::float16:
-        bits = "nt_half_bits(" + x + ")";
-        break;
-      case DType::bfloat16:
-        bits = "nt_float_to_bf16(" + x + ")";
-        break;
-      case DType::float32:
-        bits = "as_uint(" + x + ")";
-        break;
-      case DType::float64:
-        bits = "as_ulong(" + x + ")";
-        break;
-      default:
-        bits = "(" + x + ")";
-    }
-    static const char* unsigned_of_width[] = {"", "uchar", "ushort", "", "uint", "", "", "", "ulong"};
-    bits = "((" + std::string(unsigned_of_width[dtype_bytes(to)]) + ")" + bits + ")";
-    switch (to) {
-      case DType::float16:
-        return "nt_half_from_bits(" + bits + ")";
-      case DType::bfloat16:
-        return "nt_bf16_to_float(" + bits + ")";
-      case DType::float32:
-        return "as_float(" + bits + ")";
-      case DType::float64:
-        return "as_double(" + bits + ")";
-      default:
-        return "((" + compute_type(to) + ")" + bits + ")";
-    }
   }
 
   std::string unary_c(UnaryFn fn, const std::string& x, DType dtype) {
@@ -537,6 +512,7 @@ class Emitter {
     for (const Value& o : v->operands) materialize_parts(o);
     if (v->kind == ValueKind::LoadAt) access_of(v);  // its level indices, declared outside the nests
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
+    if (is_materialized_block_op(v->kind)) materialize_block_op(*this, v);
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
       line_(compute_type(v->type.dtype) + " " + name + "[" +
@@ -746,7 +722,8 @@ class Emitter {
     if (materialized_.count(v.get())) return false;
     if (v->kind == ValueKind::LocalRef) return remapped && v->id == id;
     bool r = remapped || v->kind == ValueKind::Trans || v->kind == ValueKind::Broadcast ||
-             v->kind == ValueKind::ExpandDims || v->kind == ValueKind::Full;
+             v->kind == ValueKind::ExpandDims || v->kind == ValueKind::Full ||
+             v->kind == ValueKind::Rearrange;
     for (const Value& o : v->operands) {
       if (reads_local_elsewhere(o, id, r)) return true;
     }
@@ -788,6 +765,11 @@ class Emitter {
         break;
       case StmtKind::For:
         emit_for(s);
+        break;
+      case StmtKind::Atomic:
+      case StmtKind::Print:
+      case StmtKind::Assert:
+        emit_block_op_statement(*this, s);
         break;
       case StmtKind::If: {
         materialize_parts(s->value);
@@ -964,6 +946,62 @@ class Emitter {
     close();
   }
 
+  // --- EmitContext: what the block operations' code generators use (block_ops.h) ---
+ public:
+  void emit_line(const std::string& s) override { line_(s); }
+  void emit_open(const std::string& s) override { open(s); }
+  void emit_close() override { close(); }
+  std::string fresh_name(const std::string& prefix) override { return fresh(prefix); }
+  std::string index_c(const Expr& e) override { return c(simplify(e, env_)); }
+  std::string element(const Value& v, const std::vector<Expr>& index) override { return elem(v, index); }
+  void each_index(const std::vector<Expr>& shape,
+                  const std::function<void(const std::vector<Expr>&)>& body) override {
+    loops(shape, body);
+  }
+  std::string array_of(const Value& v, DType dtype, const std::string& what) override {
+    return as_array(v, dtype, what);
+  }
+  void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                     const std::string& what) override {
+    line_(compute_type(dtype) + " " + name + "[" + array_size(shape, what, dtype) + "];");
+  }
+  std::string count_c(const std::vector<Expr>& shape) override { return array_size(shape, "a block"); }
+  std::string flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) override {
+    return c(flat_index(shape, index));
+  }
+  void materialize(const Value& v) override { materialize_parts(v); }
+  std::string materialized_name(const Value& v) override {
+    auto it = materialized_.find(v.get());
+    return it == materialized_.end() ? "" : it->second;
+  }
+  void set_materialized(const Value& v, const std::string& name) override {
+    materialized_[v.get()] = name;
+    keep_alive_.push_back(v);
+  }
+  void set_combine_args(const std::vector<std::string>& names) override { combine_args_ = names; }
+  std::string combine_arg(int index) override { return combine_args_.at(index); }
+  void bind_let(int id, const std::string& name) override { lets_[id] = name; }
+  bool let_used(int id) override {
+    if (!let_uses_) {
+      struct Uses : IRVisitor {
+        using IRVisitor::visit;
+        void visit(const Value& v) override {
+          if (v->kind == ValueKind::LetRef) ids.insert(v->id);
+          IRVisitor::visit(v);
+        }
+        std::set<int> ids;
+      } uses;
+      uses.visit(k_.body);
+      let_uses_ = uses.ids;
+    }
+    return let_uses_->count(id) > 0;
+  }
+  const Param& param(int index) override { return k_.params.at(index); }
+  int program_dims() override { return static_cast<int>(layout_.outermost_shape().size()); }
+
+ private:
+  std::vector<std::string> combine_args_;
+  std::optional<std::set<int>> let_uses_;
   const Kernel& k_;
   lower::ProgramLayout layout_;
   BoundsEnv env_;

@@ -1,0 +1,231 @@
+#include "codegen/opencl/math_calls.h"
+
+#include <map>
+#include <stdexcept>
+
+#include "codegen/opencl/c_types.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+const char* const kMathPreamble = R"(// Math helpers: correctly rounded float division and square root through
+// double (exact: double has more than 2 * 24 + 2 bits), frexp's results,
+// bit reversal, byte permutation, float16 bits.
+inline float nt_div_rn_f(float a, float b) {
+#ifdef cl_khr_fp64
+  return (float)((double)a / (double)b);
+#else
+  return a / b;
+#endif
+}
+inline float nt_sqrt_rn_f(float a) {
+#ifdef cl_khr_fp64
+  return (float)sqrt((double)a);
+#else
+  return sqrt(a);
+#endif
+}
+inline float nt_frexp_m_f(float x) { int e; return frexp(x, &e); }
+inline int nt_frexp_e_f(float x) { int e; frexp(x, &e); return e; }
+#ifdef cl_khr_fp64
+inline double nt_frexp_m_d(double x) { int e; return frexp(x, &e); }
+inline int nt_frexp_e_d(double x) { int e; frexp(x, &e); return e; }
+#endif
+inline uint nt_brev32(uint x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+  return (x >> 16) | (x << 16);
+}
+inline ulong nt_brev64(ulong x) { return ((ulong)nt_brev32((uint)x) << 32) | nt_brev32((uint)(x >> 32)); }
+inline int nt_ffs32(uint x) { return x == 0u ? 0 : (int)popcount((x & (~x + 1u)) - 1u) + 1; }
+inline int nt_ffs64(ulong x) { return x == 0ul ? 0 : (int)popcount((x & (~x + 1ul)) - 1ul) + 1; }
+inline int nt_byte_perm(int x, int y, int s) {
+  ulong v = ((ulong)(uint)y << 32) | (ulong)(uint)x;
+  uint r = 0u;
+  for (int i = 0; i < 4; ++i) r |= (uint)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xfful) << (8 * i);
+  return (int)r;
+}
+inline ushort nt_half_bits(float x) {
+  ushort h;
+  vstore_half_rte(x, 0, (__private half*)&h);
+  return h;
+}
+inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
+// Philox4x32 with `rounds` rounds (nt_philox above is 10 rounds of (offset, 0) under seed).
+inline uint4 nt_philox_rounds(uint c0, uint c1, uint c2, uint c3, uint k0, uint k1, uint rounds) {
+  uint4 c = (uint4)(c0, c1, c2, c3);
+  uint2 k = (uint2)(k0, k1);
+  for (uint round = 0; round < rounds; ++round) {
+    uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+    uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+)";
+
+namespace {
+
+std::string join_args(const std::vector<std::string>& args) {
+  std::string s;
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+  return s;
+}
+
+std::string unsigned_of(const std::string& ct) {
+  static const std::map<std::string, std::string> u = {
+      {"char", "uchar"},    {"short", "ushort"}, {"int", "uint"},    {"long", "ulong"}, {"uchar", "uchar"},
+      {"ushort", "ushort"}, {"uint", "uint"},    {"ulong", "ulong"}, {"float", "uint"}, {"double", "ulong"}};
+  return u.at(ct);
+}
+
+// The bits of `x` (a value of dtype `d`, in its compute type) as an unsigned integer.
+std::string to_bits(const std::string& x, DType d) {
+  switch (d) {
+    case DType::float16:
+      return "nt_half_bits(" + x + ")";
+    case DType::bfloat16:
+      return "nt_float_to_bf16(" + x + ")";
+    case DType::float32:
+      return "as_uint(" + x + ")";
+    case DType::float64:
+      return "as_ulong(" + x + ")";
+    default:
+      return "((" + unsigned_of(compute_type(d)) + ")(" + x + "))";
+  }
+}
+
+std::string from_bits(const std::string& bits, DType d) {
+  switch (d) {
+    case DType::float16:
+      return "nt_half_from_bits((ushort)(" + bits + "))";
+    case DType::bfloat16:
+      return "nt_bf16_to_float((ushort)(" + bits + "))";
+    case DType::float32:
+      return "as_float((uint)(" + bits + "))";
+    case DType::float64:
+      return "as_double((ulong)(" + bits + "))";
+    default:
+      return "((" + compute_type(d) + ")(" + bits + "))";
+  }
+}
+
+// libdevice's conversion names: <from>2<to>_<mode>.
+bool conversion_c(const std::string& fn, const std::string& x, DType result, std::string& out) {
+  size_t under = fn.rfind('_');
+  if (fn.find('2') == std::string::npos || under == std::string::npos || under + 3 != fn.size()) return false;
+  static const std::map<std::string, std::string> modes = {
+      {"rn", "rte"}, {"rz", "rtz"}, {"rd", "rtn"}, {"ru", "rtp"}};
+  auto mode = modes.find(fn.substr(under + 1));
+  if (mode == modes.end()) return false;
+  out = "convert_" + compute_type(result) + "_" + mode->second + "(" + x + ")";
+  return true;
+}
+
+}  // namespace
+
+std::string call_c(const ValueNode& v, const std::vector<std::string>& a) {
+  const std::string& fn = v.name;
+  DType result = v.type.dtype;
+  DType arg = v.operands.empty() ? result : v.operands[0]->type.dtype;
+  std::string ct = compute_type(result), at = compute_type(arg);
+  bool dbl = ct == "double", arg_dbl = at == "double";
+  std::string one = dbl ? "1.0" : "1.0f";
+  std::string args = join_args(a);
+  auto fcall = [&](const std::string& name) { return name + "(" + args + ")"; };
+  auto recip = [&](const std::string& x) { return "(" + one + " / " + x + ")"; };
+
+  if (fn == "bitcast") return from_bits(to_bits(a[0], arg), result);
+  // Same as the OpenCL builtin of that name.
+  static const std::map<std::string, std::string> builtins = {
+      {"erfc", "erfc"},         {"lgamma", "lgamma"},       {"tgamma", "tgamma"}, {"rint", "rint"},
+      {"nearbyint", "rint"},    {"acosh", "acosh"},         {"asinh", "asinh"},   {"atanh", "atanh"},
+      {"sinpi", "sinpi"},       {"cospi", "cospi"},         {"tanpi", "tanpi"},   {"logb", "logb"},
+      {"fmod", "fmod"},         {"remainder", "remainder"}, {"hypot", "hypot"},   {"atan2", "atan2"},
+      {"copysign", "copysign"}, {"nextafter", "nextafter"}, {"fdim", "fdim"},     {"fma_rn", "fma"},
+      {"ilogb", "ilogb"},       {"ldexp", "ldexp"},         {"scalbn", "ldexp"},  {"pown", "pown"},
+      {"fast_powf", "pow"},     {"hadd", "hadd"},           {"rhadd", "rhadd"},   {"mulhi", "mul_hi"}};
+  if (auto it = builtins.find(fn); it != builtins.end()) return fcall(it->second);
+  static const std::map<std::string, std::string> native = {
+      {"fast_sinf", "sin"}, {"fast_cosf", "cos"}, {"fast_log2f", "log2"},   {"fast_logf", "log"},
+      {"fast_expf", "exp"}, {"fast_tanf", "tan"}, {"fast_exp10f", "exp10"}, {"fast_log10f", "log10"}};
+  if (auto it = native.find(fn); it != native.end()) return fcall((dbl ? "" : "native_") + it->second);
+
+  if (fn == "fdiv") return "(" + a[0] + " / " + a[1] + ")";
+  if (fn == "fast_dividef") return dbl ? "(" + a[0] + " / " + a[1] + ")" : fcall("native_divide");
+  if (fn == "div_rn") return dbl ? "(" + a[0] + " / " + a[1] + ")" : fcall("nt_div_rn_f");
+  if (fn == "rcp_rn") return dbl ? recip(a[0]) : "nt_div_rn_f(1.0f, " + a[0] + ")";
+  if (fn == "sqrt_rn") return dbl ? fcall("sqrt") : fcall("nt_sqrt_rn_f");
+  if (fn == "rsqrt_rn")
+    return dbl ? recip("sqrt(" + a[0] + ")") : "nt_div_rn_f(1.0f, nt_sqrt_rn_f(" + a[0] + "))";
+  if (fn == "add_rn") return "(" + a[0] + " + " + a[1] + ")";
+  if (fn == "sub_rn") return "(" + a[0] + " - " + a[1] + ")";
+  if (fn == "mul_rn") return "(" + a[0] + " * " + a[1] + ")";
+  if (fn == "rcbrt") return recip("cbrt(" + a[0] + ")");
+  if (fn == "rhypot") return recip(fcall("hypot"));
+  if (fn == "norm3d") return "hypot(hypot(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
+  if (fn == "rnorm3d") return recip("hypot(hypot(" + a[0] + ", " + a[1] + "), " + a[2] + ")");
+  if (fn == "norm4d") return "hypot(hypot(" + a[0] + ", " + a[1] + "), hypot(" + a[2] + ", " + a[3] + "))";
+  if (fn == "rnorm4d")
+    return recip("hypot(hypot(" + a[0] + ", " + a[1] + "), hypot(" + a[2] + ", " + a[3] + "))");
+  if (fn == "saturatef") return "fmin(fmax(" + a[0] + ", (" + ct + ")0), (" + ct + ")1)";
+  if (fn == "normcdf") return "((" + ct + ")0.5 * erfc(-" + a[0] + " * (" + ct + ")0.70710678118654752440))";
+  if (fn == "clamp") return "fmin(fmax(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
+  if (fn == "clamp_nan") {
+    return "((isnan(" + a[0] + ") || isnan(" + a[1] + ") || isnan(" + a[2] + ")) ? (" + a[0] + " + " + a[1] +
+           " + " + a[2] + ") : fmin(fmax(" + a[0] + ", " + a[1] + "), " + a[2] + "))";
+  }
+  if (fn == "maximum_nan" || fn == "minimum_nan") {
+    return "((isnan(" + a[0] + ") || isnan(" + a[1] + ")) ? (" + a[0] + " + " + a[1] +
+           ") : " + (fn == "maximum_nan" ? "fmax(" : "fmin(") + args + "))";
+  }
+  if (fn == "isnan" || fn == "isinf" || fn == "isfinite") return "(" + fcall(fn) + " != 0)";
+  if (fn == "finitef" || fn == "isfinited") return "(isfinite(" + a[0] + ") ? 1 : 0)";
+  if (fn == "signbit") return "(signbit(" + a[0] + ") ? 1 : 0)";
+  if (fn == "frexp_mantissa") return (arg_dbl ? "nt_frexp_m_d(" : "nt_frexp_m_f(") + a[0] + ")";
+  if (fn == "frexp_exponent") return (arg_dbl ? "nt_frexp_e_d(" : "nt_frexp_e_f(") + a[0] + ")";
+  if (fn == "llrint") return "((long)rint(" + a[0] + "))";
+  if (fn == "llround") return "((long)round(" + a[0] + "))";
+  if (fn == "umulhi") {
+    std::string u = unsigned_of(ct);
+    return "((" + ct + ")mul_hi((" + u + ")(" + a[0] + "), (" + u + ")(" + a[1] + ")))";
+  }
+  if (fn == "mul24") {
+    if (ct == "int" || ct == "uint") return fcall("mul24");
+    return "(" + a[0] + " * " + a[1] + ")";
+  }
+  if (fn == "sad") return "((" + ct + ")abs_diff(" + a[0] + ", " + a[1] + ") + " + a[2] + ")";
+  if (fn == "brev") {
+    int bits = dtype_bytes(arg) * 8;
+    if (bits == 64) return "((" + ct + ")nt_brev64((ulong)(" + a[0] + ")))";
+    return "((" + ct + ")(nt_brev32((uint)(" + unsigned_of(at) + ")(" + a[0] + ")) >> " +
+           std::to_string(32 - bits) + "))";
+  }
+  if (fn == "clz") return "((int)clz(" + a[0] + "))";
+  if (fn == "popc") return "((int)popcount(" + a[0] + "))";
+  if (fn == "ffs") {
+    if (dtype_bytes(arg) == 8) return "nt_ffs64((ulong)(" + a[0] + "))";
+    return "nt_ffs32((uint)(" + unsigned_of(at) + ")(" + a[0] + "))";
+  }
+  if (fn == "int_as_float" || fn == "uint_as_float" || fn == "float_as_int" || fn == "float_as_uint" ||
+      fn == "longlong_as_double" || fn == "double_as_longlong") {
+    return from_bits(to_bits(a[0], arg), result);
+  }
+  if (fn == "double2loint") return "((int)as_ulong(" + a[0] + "))";
+  if (fn == "double2hiint") return "((int)(as_ulong(" + a[0] + ") >> 32))";
+  if (fn == "hiloint2double") {
+    return "as_double(((ulong)(uint)(" + a[0] + ") << 32) | (ulong)(uint)(" + a[1] + "))";
+  }
+  if (fn == "byte_perm") return fcall("nt_byte_perm");
+  if (fn.rfind("philox", 0) == 0 && fn.size() == 7)
+    return "nt_philox_rounds(" + args + ")." + "xyzw"[fn[6] - '0'];
+  std::string converted;
+  if (conversion_c(fn, a[0], result, converted)) return converted;
+  throw std::logic_error("codegen: no C for the function '" + fn + "'");
+}
+
+}  // namespace nt::codegen
