@@ -74,9 +74,11 @@ class _ParamSpec:
 class Kernel:
     """A NineToothed kernel: call it with one argument per arranged tensor."""
 
-    def __init__(self, application, arranged, kernel_name=None, max_num_configs=None):
+    def __init__(self, application, arranged, kernel_name=None, num_warps=None, num_stages=None, max_num_configs=None):
         self._application = application
         self.kernel_name = kernel_name or getattr(application, "__name__", "kernel")
+        self.num_warps = num_warps
+        self.num_stages = num_stages
         self.max_num_configs = max_num_configs
         names = list(inspect.signature(application).parameters)
         if len(names) != len(arranged):
@@ -247,12 +249,27 @@ def _is_float(dtype):
     return dtype in (DType.float16, DType.bfloat16, DType.float32, DType.float64)
 
 
+def _launch_options(caller, num_warps, num_stages, max_num_configs):
+    """Checks make()/jit()'s upstream keywords; returns them as Kernel keywords."""
+    if caller != "torch":
+        raise NotImplementedError(
+            f"caller={caller!r} asks for an ahead-of-time build (upstream's ninetoothed.aot), "
+            "which NineToothed on OpenCL does not offer yet; use caller='torch' (the default) "
+            "to get a kernel called from Python"
+        )
+    for name, value in (("num_warps", num_warps), ("num_stages", num_stages), ("max_num_configs", max_num_configs)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+    return {"num_warps": num_warps, "num_stages": num_stages, "max_num_configs": max_num_configs}
+
+
 def make(
     arrangement,
     application,
     tensors,
     caller="torch",
     kernel_name=None,
+    output_dir=None,
     num_warps=None,
     num_stages=None,
     max_num_configs=None,
@@ -260,17 +277,28 @@ def make(
     """Integrates an arrangement and an application into a kernel.
 
     `arrangement(*tensors)` gives the arranged tensors; `application`'s
-    parameters match them by position. `num_warps` and `num_stages` are
-    accepted for compatibility with upstream NineToothed.
+    parameters match them by position. The keywords are upstream's:
+    `kernel_name` names the kernel; `max_num_configs` caps the auto-tuning
+    candidates; `num_warps` and `num_stages` are kept on the kernel (they will
+    steer the work-group size once kernels run on work-groups). `caller` other
+    than "torch" and `output_dir` belong to ahead-of-time builds, which are not
+    offered yet.
     """
+    options = _launch_options(caller, num_warps, num_stages, max_num_configs)
+    if output_dir is not None:
+        raise NotImplementedError(
+            "output_dir is where upstream writes an ahead-of-time build (caller other than 'torch'), "
+            "which NineToothed on OpenCL does not offer yet"
+        )
     arranged = arrangement(*tensors)
     if not isinstance(arranged, (tuple, list)):
         arranged = (arranged,)
-    return Kernel(application, tuple(arranged), kernel_name=kernel_name, max_num_configs=max_num_configs)
+    return Kernel(application, tuple(arranged), kernel_name=kernel_name, **options)
 
 
 def jit(func=None, *, caller="torch", kernel_name=None, num_warps=None, num_stages=None, max_num_configs=None):
-    """Compiles a function whose parameters are annotated with arranged tensors."""
+    """Compiles a function whose parameters are annotated with arranged tensors (keywords as make())."""
+    options = _launch_options(caller, num_warps, num_stages, max_num_configs)
 
     def decorate(function):
         annotations = []
@@ -278,6 +306,6 @@ def jit(func=None, *, caller="torch", kernel_name=None, num_warps=None, num_stag
             if not isinstance(parameter.annotation, Tensor):
                 raise TypeError(f"parameter '{name}' of {function.__name__} must be annotated with a Tensor")
             annotations.append(parameter.annotation)
-        return Kernel(function, tuple(annotations), kernel_name=kernel_name, max_num_configs=max_num_configs)
+        return Kernel(function, tuple(annotations), kernel_name=kernel_name, **options)
 
     return decorate(func) if func is not None else decorate
