@@ -3,8 +3,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings/conversions.h"
-#include "runtime/device.h"
 #include "driver/compiled_kernel.h"
+#include "runtime/device.h"
 #include "runtime/disk_cache.h"
 #include "runtime/program.h"
 
@@ -21,6 +21,8 @@ py::dict info_dict(const DeviceInfo& d) {
   out["is_cpu"] = d.is_cpu;
   out["has_fp64"] = d.has_fp64;
   out["compute_units"] = d.compute_units;
+  out["max_allocation"] = d.max_allocation;
+  out["correctly_rounded_divide_sqrt"] = d.correctly_rounded_divide_sqrt;
   return out;
 }
 

@@ -325,18 +325,30 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   for (int64_t n : grid) num_programs *= static_cast<size_t>(n);
   if (num_programs == 0) return 0.0;
 
+  // A launcher of this launch's own: launches from several threads never
+  // share a cl_kernel's arguments. Idle launchers are kept per configuration.
   std::shared_ptr<Device> device = current_device();
-  if (device != device_) {  // another device was selected: build anew
-    built_.clear();
-    device_ = std::move(device);
+  std::unique_ptr<KernelLauncher> owned;
+  std::optional<ClProgram> program;
+  {
+    std::lock_guard lock(mutex_);
+    if (device != device_) {  // another device was selected: build anew
+      built_.clear();
+      device_ = device;
+    }
+    if (auto it = built_.find(joined); it != built_.end()) {
+      program = it->second.program;
+      if (!it->second.idle.empty()) {
+        owned = std::move(it->second.idle.back());
+        it->second.idle.pop_back();
+      }
+    }
   }
-  auto it = built_.find(joined);
-  if (it == built_.end()) {
-    ClProgram program = ProgramCache::instance().get(*device_, source_.source, joined);
-    Built b{std::make_unique<KernelLauncher>(device_, program, source_.name)};
-    it = built_.emplace(joined, std::move(b)).first;
+  if (!owned) {
+    if (!program) program = ProgramCache::instance().get(*device, source_.source, joined);
+    owned = std::make_unique<KernelLauncher>(device, *program, source_.name);
   }
-  KernelLauncher& launcher = *it->second.launcher;
+  KernelLauncher& launcher = *owned;
 
   for (size_t k = 0; k < source_.args.size(); ++k) {
     const codegen::KernelArg& a = source_.args[k];
@@ -348,7 +360,8 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
         Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
-        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), written_[a.param]);
+        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), written_[a.param],
+                            "the tensor '" + p.name + "'");
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();
@@ -404,7 +417,15 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
       }
     }
   }
-  return launcher.launch(layout_.global_size(num_programs), layout_.local_size());
+  double seconds = launcher.launch(layout_.global_size(num_programs), layout_.local_size());
+  // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
+  std::lock_guard lock(mutex_);
+  if (device_ == device) {
+    Built& built = built_.try_emplace(joined, Built{*program, {}}).first->second;
+    constexpr size_t kIdleLaunchers = 8;
+    if (built.idle.size() < kIdleLaunchers) built.idle.push_back(std::move(owned));
+  }
+  return seconds;
 }
 
 }  // namespace nt
@@ -433,7 +454,20 @@ size_t num_timing_runs() { return g_timing_runs; }
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
   if (meta_symbols_.empty()) return {};
   std::string key = current_device()->cache_key() + "|" + bound.key;
-  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  auto known = [&]() -> std::optional<SymbolValues> {
+    std::lock_guard lock(mutex_);
+    if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+    return std::nullopt;
+  };
+  if (auto config = known()) return *config;
+  // One thread tunes a kernel at a time; the others wait and take its choice.
+  std::lock_guard tuning(tuning_mutex_);
+  if (auto config = known()) return *config;
+  auto keep = [&](const TuningRecord& record) {
+    std::lock_guard lock(mutex_);
+    chosen_[key] = record.chosen;
+    report_.push_back(record);
+  };
 
   // Chosen by an earlier process?
   std::string disk_key = source_.name + "|" + std::to_string(fnv1a(source_.source)) + "|" + key;
@@ -442,8 +476,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     bool complete = config && config->size() == meta_symbols_.size();
     for (const std::string& name : meta_symbols_) complete = complete && config->count(name);
     if (complete) {
-      chosen_[key] = *config;
-      report_.push_back({key, {}, *config, true});
+      keep({key, {}, *config, true});
       return *config;
     }
   }
@@ -528,8 +561,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
   }
   record.chosen = chosen;
-  report_.push_back(record);
-  chosen_[key] = chosen;
+  keep(record);
   DiskCache::instance().write("tuning", disk_key, tune::format_config(chosen));
   return chosen;
 }

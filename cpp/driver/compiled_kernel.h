@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,7 +74,10 @@ class CompiledKernel {
                 const std::optional<SymbolValues>& config = std::nullopt);
 
   void set_max_num_configs(size_t n) { max_num_configs_ = n; }
-  const std::vector<TuningRecord>& tuning_report() const { return report_; }
+  std::vector<TuningRecord> tuning_report() const {
+    std::lock_guard lock(mutex_);
+    return report_;
+  }
 
  private:
   // What one launch's arguments determine (everything but meta values).
@@ -88,7 +92,8 @@ class CompiledKernel {
   std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
 
   struct Built {
-    std::unique_ptr<KernelLauncher> launcher;
+    ClProgram program;
+    std::vector<std::unique_ptr<KernelLauncher>> idle;  // launchers no launch is using
   };
 
   ir::Kernel lowered_;
@@ -100,6 +105,11 @@ class CompiledKernel {
   std::vector<std::string> block_size_symbols_;  // at least 1 at launch (ir::block_size_symbols)
   SymbolValues default_config_;
   std::vector<bool> written_;
+  // Threads: launch() may run in many threads at once. mutex_ guards the
+  // members below it; tuning_mutex_ lets one thread tune at a time (the
+  // others then find its choice). Everything above is set by the constructor.
+  mutable std::mutex mutex_;
+  std::mutex tuning_mutex_;
   std::shared_ptr<Device> device_;
   std::map<std::string, Built> built_;          // by build options
   size_t max_num_configs_ = 0;                  // 0: the default cap

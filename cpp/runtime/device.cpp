@@ -1,8 +1,12 @@
 #include "runtime/device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+
+#include "support/errors.h"
 
 namespace nt {
 
@@ -41,6 +45,8 @@ T device_value(cl_device_id device, cl_device_info what) {
 }
 
 std::vector<Found> discover() {
+  require_opencl_process();
+  note_opencl_started();
   cl_uint num_platforms = 0;
   cl_int status = clGetPlatformIDs(0, nullptr, &num_platforms);
   if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || num_platforms == 0) return {};
@@ -66,6 +72,10 @@ std::vector<Found> discover() {
       info.has_fp16 = extensions.find("cl_khr_fp16") != std::string::npos;
       info.max_work_group_size = device_value<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
       info.global_memory = device_value<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE);
+      info.max_allocation = device_value<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+      info.correctly_rounded_divide_sqrt =
+          info.is_cpu || (device_value<cl_device_fp_config>(device, CL_DEVICE_SINGLE_FP_CONFIG) &
+                          CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
       found.push_back({platform, device, info});
@@ -105,18 +115,46 @@ std::shared_ptr<Device> open(const Found& f) {
   return std::make_shared<Device>(f.platform, f.device, f.info);
 }
 
+std::atomic<uint64_t> g_next_serial{1};
+
+// Per thread: a command queue and the last wrapped host buffers, per device serial.
+struct Wrapped {
+  void* data;
+  size_t bytes;
+  ClMem memory;
+};
+struct ThreadState {
+  std::map<uint64_t, ClQueue> queues;
+  std::map<uint64_t, std::vector<Wrapped>> wrapped;  // most recent last
+};
+ThreadState& thread_state() {
+  thread_local ThreadState state;
+  return state;
+}
+
 }  // namespace
 
 Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
-    : platform_(platform), device_(device), info_(std::move(info)) {
+    : platform_(platform), device_(device), info_(std::move(info)), serial_(g_next_serial++) {
   cache_key_ = info_.platform + "|" + info_.name + "|" + device_string(device, CL_DRIVER_VERSION);
   cl_int status = CL_SUCCESS;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
                                         reinterpret_cast<cl_context_properties>(platform_), 0};
   context_ = ClContext(clCreateContext(properties, 1, &device_, nullptr, nullptr, &status));
   check(status, "clCreateContext");
-  queue_ = ClQueue(clCreateCommandQueue(context_.get(), device_, CL_QUEUE_PROFILING_ENABLE, &status));
-  check(status, "clCreateCommandQueue");
+}
+
+cl_command_queue Device::queue() const {
+  require_opencl_process();
+  auto& queues = thread_state().queues;
+  auto it = queues.find(serial_);
+  if (it == queues.end()) {
+    cl_int status = CL_SUCCESS;
+    ClQueue queue(clCreateCommandQueue(context_.get(), device_, CL_QUEUE_PROFILING_ENABLE, &status));
+    check(status, "clCreateCommandQueue");
+    it = queues.emplace(serial_, std::move(queue)).first;
+  }
+  return it->second.get();
 }
 
 bool Device::shares_host_memory() {
@@ -141,9 +179,9 @@ bool Device::shares_host_memory() {
       cl_mem handle = memory.get();
       size_t global = 8, local = 1;
       if (clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &handle) != CL_SUCCESS ||
-          clEnqueueNDRangeKernel(queue_.get(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr,
-                                 nullptr) != CL_SUCCESS ||
-          clFinish(queue_.get()) != CL_SUCCESS) {
+          clEnqueueNDRangeKernel(queue(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr) !=
+              CL_SUCCESS ||
+          clFinish(queue()) != CL_SUCCESS) {
         return;
       }
       for (int i = 0; i < 8; ++i) shared = shared && host[offset + i] == 7 + i;
@@ -154,7 +192,13 @@ bool Device::shares_host_memory() {
   return shares_host_memory_;
 }
 
-ClMem Device::wrap_host_memory(void* data, size_t bytes) {
+ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& what) {
+  if (info_.max_allocation && bytes > info_.max_allocation) {
+    throw ValueError(what + " spans " + std::to_string(bytes) + " bytes, more than the " +
+                     std::to_string(info_.max_allocation) + " bytes of the largest buffer " + info_.platform +
+                     " " + info_.name +
+                     " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE); split the work into smaller tensors");
+  }
   cl_int status = CL_SUCCESS;
   if (!shares_host_memory()) {
     cl_mem_flags flags = CL_MEM_READ_WRITE | (info_.is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
@@ -162,19 +206,19 @@ ClMem Device::wrap_host_memory(void* data, size_t bytes) {
     check(status, "clCreateBuffer");
     return memory;
   }
-  std::lock_guard lock(wrapped_mutex_);
-  for (size_t i = wrapped_.size(); i-- > 0;) {
-    if (wrapped_[i].data == data && wrapped_[i].bytes == bytes) {
-      ClMem memory = wrapped_[i].memory;
-      std::rotate(wrapped_.begin() + i, wrapped_.begin() + i + 1, wrapped_.end());
+  std::vector<Wrapped>& wrapped = thread_state().wrapped[serial_];
+  for (size_t i = wrapped.size(); i-- > 0;) {
+    if (wrapped[i].data == data && wrapped[i].bytes == bytes) {
+      ClMem memory = wrapped[i].memory;
+      std::rotate(wrapped.begin() + i, wrapped.begin() + i + 1, wrapped.end());
       return memory;
     }
   }
   ClMem memory(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &status));
   check(status, "clCreateBuffer");
   constexpr size_t kKept = 32;
-  if (wrapped_.size() == kKept) wrapped_.erase(wrapped_.begin());
-  wrapped_.push_back({data, bytes, memory});
+  if (wrapped.size() == kKept) wrapped.erase(wrapped.begin());
+  wrapped.push_back({data, bytes, memory});
   return memory;
 }
 
@@ -185,6 +229,7 @@ std::vector<DeviceInfo> list_devices() {
 }
 
 std::shared_ptr<Device> current_device() {
+  require_opencl_process();
   std::lock_guard lock(g_mutex);
   if (!g_current) {
     const char* env = std::getenv("NINETOOTHED_DEVICE");

@@ -1,11 +1,19 @@
-// OpenCL devices: discovery, choice, and the per-device context and queue.
+// OpenCL devices: discovery, choice, the per-device context and the
+// per-thread command queues.
 //
 // In: the platforms the ICD loader reports, and the user's choice
-// (NINETOOTHED_DEVICE or select_device()). Out: a Device with its context and
-// in-order command queue, created once and shared. Default choice: PoCL's
-// CPU device, else the first CPU device, else the first device.
+// (NINETOOTHED_DEVICE or select_device()). Out: a Device with its context,
+// created once and shared by every thread. Default choice: PoCL's CPU
+// device, else the first CPU device, else the first device.
+//
+// Threads: the context, the device's properties and the probe are shared
+// (the probe runs once, under call_once). Each thread has its own in-order
+// command queue per device and its own cache of wrapped host buffers, so
+// launches from different threads neither wait for each other's kernels
+// nor share a cl_mem while it is in use.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +33,10 @@ struct DeviceInfo {
   bool has_fp16 = false;
   size_t max_work_group_size = 1;
   cl_ulong global_memory = 0;
+  cl_ulong max_allocation = 0;  // the largest buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)
+  // Are float32 `/` and `sqrt` correctly rounded when asked for
+  // (-cl-fp32-correctly-rounded-divide-sqrt)? CPU devices always are.
+  bool correctly_rounded_divide_sqrt = false;
   cl_ulong local_memory = 0;
   cl_uint compute_units = 1;
 };
@@ -36,7 +48,8 @@ class Device {
   const DeviceInfo& info() const { return info_; }
   cl_device_id id() const { return device_; }
   cl_context context() const { return context_.get(); }
-  cl_command_queue queue() const { return queue_.get(); }
+  // This thread's in-order command queue on this device (made on first use).
+  cl_command_queue queue() const;
   // A key that tells devices apart in caches: platform, name and driver.
   const std::string& cache_key() const { return cache_key_; }
 
@@ -46,25 +59,20 @@ class Device {
   bool shares_host_memory();
 
   // A buffer over host memory [data, data + bytes). On a device that shares
-  // host memory, buffers are views of it and the last few are reused.
-  ClMem wrap_host_memory(void* data, size_t bytes);
+  // host memory, buffers are views of it and this thread's last few are
+  // reused. `what` names the memory in the ValueError for a region larger
+  // than the device's largest buffer.
+  ClMem wrap_host_memory(void* data, size_t bytes, const std::string& what);
 
  private:
   cl_platform_id platform_;
   cl_device_id device_;
   DeviceInfo info_;
   std::string cache_key_;
+  uint64_t serial_;  // tells devices apart in the per-thread tables
   ClContext context_;
-  ClQueue queue_;
   std::once_flag probed_;
   bool shares_host_memory_ = false;
-  struct Wrapped {
-    void* data;
-    size_t bytes;
-    ClMem memory;
-  };
-  std::vector<Wrapped> wrapped_;  // most recent last
-  std::mutex wrapped_mutex_;
 };
 
 // Every device of every platform.

@@ -93,8 +93,8 @@ std::optional<std::string> DiskCache::read(const std::string& kind, const std::s
   // magic, key length, key, payload length, payload, checksum
   size_t pos = sizeof kMagic - 1;
   uint64_t key_size = 0, payload_size = 0, checksum = 0;
-  bool ok = data.compare(0, pos, kMagic) == 0 && get_u64(data, pos, key_size) && key_size <= data.size() - pos &&
-            data.compare(pos, key_size, key) == 0 && key_size == key.size();
+  bool ok = data.compare(0, pos, kMagic) == 0 && get_u64(data, pos, key_size) &&
+            key_size <= data.size() - pos && data.compare(pos, key_size, key) == 0 && key_size == key.size();
   if (ok) {
     pos += key_size;
     ok = get_u64(data, pos, payload_size) && payload_size <= data.size() - pos;

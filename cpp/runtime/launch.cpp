@@ -12,7 +12,8 @@ KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& 
   check(status, "clCreateKernel");
 }
 
-void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool written) {
+void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool written,
+                                const std::string& what) {
   // OpenCL has no empty buffers: an empty tensor still gets one byte of storage.
   static char empty = 0;
   if (bytes == 0) {
@@ -20,7 +21,7 @@ void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool wr
     bytes = 1;
     written = false;
   }
-  ClMem memory = device_->wrap_host_memory(data, bytes);
+  ClMem memory = device_->wrap_host_memory(data, bytes, what);
   cl_mem handle = memory.get();
   check(clSetKernelArg(kernel_.get(), index, sizeof(cl_mem), &handle), "clSetKernelArg");
   buffers_.push_back({std::move(memory), data, bytes, written});

@@ -1,5 +1,9 @@
 // Launching a built kernel over host memory.
 //
+// A KernelLauncher holds one cl_kernel and the arguments of one launch: a
+// thread uses it from set_buffer() to launch() alone (CompiledKernel hands
+// each launch a launcher of its own), on its own command queue.
+//
 // In: a built program, a kernel name, arguments (host memory regions and
 // scalars) and the number of programs. Out: the kernel has run over a 1-D
 // grid of that many work-items (one program per work-item) and its writes
@@ -24,8 +28,9 @@ class KernelLauncher {
  public:
   KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program, const std::string& kernel_name);
 
-  // Argument `index` is the host memory [data, data + bytes).
-  void set_buffer(cl_uint index, void* data, size_t bytes, bool written);
+  // Argument `index` is the host memory [data, data + bytes); `what` names it
+  // in errors.
+  void set_buffer(cl_uint index, void* data, size_t bytes, bool written, const std::string& what);
   // Argument `index` is a scalar passed by value.
   void set_scalar(cl_uint index, const void* value, size_t size);
   template <typename T>
@@ -48,7 +53,6 @@ class KernelLauncher {
   std::shared_ptr<Device> device_;
   ClKernel kernel_;
   std::vector<Buffer> buffers_;
-  std::mutex mutex_;
 };
 
 }  // namespace nt

@@ -1,6 +1,41 @@
 #include "runtime/opencl.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
 namespace nt {
+
+namespace {
+
+std::atomic<pid_t> g_opencl_pid{0};  // the process that started OpenCL (0: none yet)
+std::atomic<bool> g_forked_child{false};
+
+void after_fork_in_child() {
+  if (g_opencl_pid.load() != 0) g_forked_child.store(true);
+}
+
+}  // namespace
+
+void note_opencl_started() {
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    g_opencl_pid.store(getpid());
+  });
+}
+
+bool is_forked_opencl_child() { return g_forked_child.load(std::memory_order_relaxed); }
+
+void require_opencl_process() {
+  if (!is_forked_opencl_child()) return;
+  throw RuntimeError("this process was forked from process " + std::to_string(g_opencl_pid.load()) +
+                     " after it had started OpenCL, whose driver threads a forked child does not have; "
+                     "launch kernels in a process started with multiprocessing's 'spawn' or 'forkserver' "
+                     "method, or fork before the first kernel launch");
+}
 
 std::string cl_error_name(cl_int code) {
   switch (code) {

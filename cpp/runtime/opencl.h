@@ -3,6 +3,12 @@
 // Every OpenCL object the runtime creates is held by a ClHandle, which
 // releases it exactly once; copying retains. check() turns an error code
 // into an nt::RuntimeError that names the call.
+//
+// fork: OpenCL drivers keep worker threads that a forked child does not
+// have, so a child of a process that started OpenCL must not call into it.
+// The child notices (pthread_atfork), refuses to launch with a RuntimeError
+// (require_opencl_process), and leaks rather than releases the handles it
+// inherited, so that nothing it does waits for threads that are gone.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -27,6 +33,13 @@ inline void check(cl_int code, const char* call) {
   if (code != CL_SUCCESS) throw RuntimeError(std::string(call) + " failed: " + cl_error_name(code));
 }
 
+// Records that this process uses OpenCL (before its first OpenCL call).
+void note_opencl_started();
+// Is this process a fork of one that had started OpenCL?
+bool is_forked_opencl_child();
+// Throws RuntimeError (saying what to do instead) in such a child.
+void require_opencl_process();
+
 template <typename T, cl_int (*Retain)(T), cl_int (*Release)(T)>
 class ClHandle {
  public:
@@ -41,7 +54,7 @@ class ClHandle {
     return *this;
   }
   ~ClHandle() {
-    if (handle_) Release(handle_);
+    if (handle_ && !is_forked_opencl_child()) Release(handle_);
   }
   T get() const { return handle_; }
   explicit operator bool() const { return handle_ != nullptr; }

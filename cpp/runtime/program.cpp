@@ -54,12 +54,14 @@ namespace {
 // The device binary of a built program (empty if the driver gives none).
 std::string program_binary(cl_program program) {
   size_t size = 0;
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0) {
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
+      size == 0) {
     return "";
   }
   std::string binary(size, '\0');
   unsigned char* pointer = reinterpret_cast<unsigned char*>(binary.data());
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS) return "";
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS)
+    return "";
   return binary;
 }
 
@@ -70,9 +72,11 @@ std::optional<ClProgram> program_from_binary(const Device& device, const std::st
   size_t size = binary.size();
   const unsigned char* pointer = reinterpret_cast<const unsigned char*>(binary.data());
   cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
-  ClProgram program(clCreateProgramWithBinary(device.context(), 1, &id, &size, &pointer, &binary_status, &status));
+  ClProgram program(
+      clCreateProgramWithBinary(device.context(), 1, &id, &size, &pointer, &binary_status, &status));
   if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return std::nullopt;
-  if (clBuildProgram(program.get(), 1, &id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) return std::nullopt;
+  if (clBuildProgram(program.get(), 1, &id, options.c_str(), nullptr, nullptr) != CL_SUCCESS)
+    return std::nullopt;
   return program;
 }
 
@@ -83,7 +87,13 @@ ProgramCache& ProgramCache::instance() {
   return cache;
 }
 
-ClProgram ProgramCache::get(const Device& device, const std::string& source, const std::string& options) {
+ClProgram ProgramCache::get(const Device& device, const std::string& source,
+                            const std::string& given_options) {
+  // float32 `/` and `sqrt` correctly rounded where the device can (as torch
+  // computes them), so results agree bit for bit on every such device.
+  const std::string options = device.info().correctly_rounded_divide_sqrt
+                                  ? given_options + " -cl-fp32-correctly-rounded-divide-sqrt"
+                                  : given_options;
   auto key = std::make_tuple(device.context(), options, source);
   {
     std::lock_guard lock(mutex_);

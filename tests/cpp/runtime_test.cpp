@@ -46,9 +46,9 @@ TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) {
 
   ClProgram program = ProgramCache::instance().get(*device, kAddSource, "-DBLOCK=" + std::to_string(block));
   KernelLauncher launcher(device, program, "add");
-  launcher.set_buffer(0, x.data(), n * sizeof(float), false);
-  launcher.set_buffer(1, y.data(), n * sizeof(float), false);
-  launcher.set_buffer(2, z.data(), n * sizeof(float), true);
+  launcher.set_buffer(0, x.data(), n * sizeof(float), false, "x");
+  launcher.set_buffer(1, y.data(), n * sizeof(float), false, "y");
+  launcher.set_buffer(2, z.data(), n * sizeof(float), true, "z");
   launcher.set_scalar<cl_long>(3, n);
   launcher.launch((n + block - 1) / block);
   for (long i = 0; i < n; ++i) ASSERT_EQ(z[i], x[i] + y[i]) << "at " << i;
