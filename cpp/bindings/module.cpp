@@ -4,6 +4,7 @@
 #include "bindings/block.h"
 #include "bindings/conversions.h"
 #include "support/errors.h"
+#include "support/interrupts.h"
 
 namespace py = pybind11;
 
@@ -17,6 +18,11 @@ PYBIND11_MODULE(_core, m) {
     } catch (const nt::ZeroDivisionError& e) {
       PyErr_SetString(PyExc_ZeroDivisionError, e.what());
     }
+  });
+  // Ctrl-C during long work in the core (tuning) raises KeyboardInterrupt there.
+  nt::set_interrupt_check([] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   });
   nt::bindings::bind_symbol(m);
   nt::bindings::bind_tensor(m);

@@ -15,6 +15,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/program.h"
 #include "support/errors.h"
+#include "support/interrupts.h"
 #include "symbolic/printer.h"
 #include "symbolic/substitute.h"
 #include "tune/config_space.h"
@@ -469,8 +470,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     report_.push_back(record);
   };
 
-  // Chosen by an earlier process?
+  // Chosen by an earlier process, or by one tuning it now (whose lock we wait for)?
   std::string disk_key = source_.name + "|" + std::to_string(fnv1a(source_.source)) + "|" + key;
+  EntryLock entry_lock = DiskCache::instance().lock("tuning", disk_key);
   if (auto text = DiskCache::instance().read("tuning", disk_key)) {
     auto config = tune::parse_config(*text);
     bool complete = config && config->size() == meta_symbols_.size();
@@ -534,6 +536,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       if (builds.size() == 2) {
         for (auto& b : builds) b.get();
         builds.clear();
+        check_interrupts();
       }
     }
     for (auto& b : builds) b.get();
@@ -542,6 +545,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
   for (const tune::Config& config : space) {
+    check_interrupts();  // between candidates: nothing is half-written
     double seconds = std::numeric_limits<double>::infinity();
     try {
       run(bound, config, scratch_args);  // warm-up

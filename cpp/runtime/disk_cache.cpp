@@ -1,8 +1,10 @@
 #include "runtime/disk_cache.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -50,6 +52,31 @@ uint64_t fnv1a(const std::string& bytes, uint64_t seed) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+EntryLock::~EntryLock() {
+  if (fd_ >= 0) close(fd_);  // closing drops the fcntl lock
+}
+
+EntryLock DiskCache::lock(const std::string& kind, const std::string& key) {
+  std::string root = directory();
+  if (root.empty()) return {};
+  std::filesystem::path directory = std::filesystem::path(root) / kind;
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  std::string path = (directory / (hex(fnv1a(key)) + ".lock")).string();
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return {};  // an unwritable directory: nothing to share
+  struct flock region {};
+  region.l_type = F_WRLCK;
+  region.l_whence = SEEK_SET;
+  while (fcntl(fd, F_SETLKW, &region) != 0) {
+    if (errno != EINTR) {
+      close(fd);
+      return {};
+    }
+  }
+  return EntryLock(fd);
 }
 
 DiskCache& DiskCache::instance() {

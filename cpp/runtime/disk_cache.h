@@ -10,14 +10,34 @@
 // processes writing one entry never leave a mix. If the directory cannot be
 // written, the cache keeps working in memory only and says so once
 // (take_warning()).
+//
+// lock(kind, key) holds an exclusive fcntl lock on the entry's lock file, so
+// that processes sharing the directory do one piece of work (tuning a key)
+// once: the first holds the lock while it works, the others wait and then
+// read its entry. The kernel drops an fcntl lock when its process ends, so a
+// killed process leaves no stale lock.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace nt {
+
+// An exclusive lock on a cache entry while it lives (nothing when disabled).
+class EntryLock {
+ public:
+  EntryLock() = default;
+  explicit EntryLock(int fd) : fd_(fd) {}
+  EntryLock(EntryLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  EntryLock& operator=(EntryLock&&) = delete;
+  ~EntryLock();
+
+ private:
+  int fd_ = -1;
+};
 
 class DiskCache {
  public:
@@ -25,6 +45,8 @@ class DiskCache {
 
   std::optional<std::string> read(const std::string& kind, const std::string& key);
   void write(const std::string& kind, const std::string& key, const std::string& payload);
+  // Waits for the entry's lock and holds it until the EntryLock goes.
+  EntryLock lock(const std::string& kind, const std::string& key);
 
   // The directory in use ("" when disabled).
   std::string directory();

@@ -174,6 +174,13 @@ class Kernel:
                     constexpr_values[name] = int(value.__index__())
                 except (AttributeError, TypeError):
                     raise TypeError(f"the constexpr value {name}={value!r} must be an int") from None
+        if self._pinned is not None:
+            unknown = sorted(set(self._pinned) - set(compiled.meta_symbols))
+            if unknown:
+                raise ValueError(
+                    f"pin(): {', '.join(map(repr, unknown))} is not a meta symbol of {self.kernel_name}; "
+                    f"its meta symbols: {', '.join(compiled.meta_symbols) or 'none'}"
+                )
         compiled.launch(launch_args, constexpr_values, self._pinned)
         warning = _core.take_cache_warning()
         if warning:
