@@ -440,7 +440,7 @@ def test_given_options_override_the_defaults():
     x = Symbol("x", meta=True, lower_bound=16, upper_bound=64, power_of_two=False)
     assert (x.lower_bound, x.upper_bound, x.power_of_two) == (16, 64, False)
     y = Symbol("y", constexpr=True, upper_bound=128)
-    assert (y.lower_bound, y.upper_bound) == (1, 128)
+    assert (y.lower_bound, y.upper_bound) == (None, 128)
     z = Symbol("z", lower_bound=2, upper_bound=8, power_of_two=True)
     assert (z.constexpr, z.meta, z.lower_bound, z.upper_bound, z.power_of_two) == (False, False, 2, 8, True)
 
