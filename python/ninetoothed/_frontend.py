@@ -813,6 +813,10 @@ class Tracer:
         ]
         if any(isinstance(a, ast.Starred) for a in node.args):
             write_backs = None
+        return self._run_function(function, arguments, write_backs)
+
+    def _run_function(self, function, arguments, write_backs):
+        """Traces the body of a plain Python function in a frame of its own; its return value."""
         caller = self.frame
         frame, body = self._enter(function, arguments, write_backs)
         self.frame = frame
@@ -832,16 +836,7 @@ def trace_call(function, arguments):
     tracer = getattr(_tracing, "tracer", None)
     if tracer is None or not _is_user_function(function):
         return function(*arguments)
-    caller = tracer.frame
-    frame, body = tracer._enter(function, list(arguments), None)
-    tracer.frame = frame
-    try:
-        tracer._statements(body)
-    except _Return as returned:
-        return returned.value
-    finally:
-        tracer.frame = caller
-    return None
+    return tracer._run_function(function, list(arguments), None)
 
 
 def _logical(name, a, b):
