@@ -72,10 +72,12 @@ namespace {
 // Where the Builder being used collects the sizes it assumes equal.
 thread_local std::vector<std::pair<Expr, Expr>>* g_assumed_equal = nullptr;
 
-// Two sizes given by different symbols (e.g. the head dims of q and k) can
-// only be compared when a configuration is built: assume them equal then.
+// Two sizes given by different symbols (e.g. the head dims of q and k), or by
+// a symbol and a number other than 1 (an untiled tensor stored into a fixed
+// slice), can only be compared when a configuration is built: assume them
+// equal then.
 bool assume_equal(const Expr& a, const Expr& b) {
-  if (a.is_int() || b.is_int() || !g_assumed_equal) return false;
+  if ((a.is_int() && b.is_int()) || a.is_int(1) || b.is_int(1) || !g_assumed_equal) return false;
   g_assumed_equal->emplace_back(a, b);
   return true;
 }

@@ -98,10 +98,13 @@ def test_masked_kernels_stay_inside_guard_pages(tmp_path):
 def test_ctrl_c_during_tuning_is_prompt_and_leaves_the_cache_usable(tmp_path):
     env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "interrupted_tuning.py")], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(SCRIPTS / "interrupted_tuning.py"), str(1 << 20)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout.readline().strip() == "tuning"
-    time.sleep(1.5)
+    time.sleep(1.0)  # tuning 1M elements through 12 candidates takes far longer
     sent = time.monotonic()
     process.send_signal(signal.SIGINT)
     out, _ = process.communicate(timeout=60)
