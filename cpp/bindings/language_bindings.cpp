@@ -71,8 +71,10 @@ void bind_language(py::module_& m) {
                             bool scan, bool keep_dims, bool reverse) {
     return blocks(ir::combine(values(inputs), values(results), axis, scan, keep_dims, reverse));
   });
-  m.def("block_sort", [](const py::object& x, int dim, bool descending, int k) {
-    return Block{ir::sort(to_value(x), dim, descending, k)};
+  m.def("block_sort", [](const py::object& x, int dim, bool descending, const py::object& k) {
+    std::optional<Expr> count;
+    if (!k.is_none()) count = to_expr(k, "topk's k");
+    return Block{ir::sort(to_value(x), dim, descending, count)};
   });
   m.def("block_gather", [](const py::object& src, const py::object& index, int axis) {
     return Block{ir::gather(to_value(src), to_value(index), axis)};

@@ -166,24 +166,27 @@ std::vector<Value> combine(const std::vector<Value>& inputs, const std::vector<V
   return outputs;
 }
 
-Value sort(const Value& x, int dim, bool descending, int k) {
+Value sort(const Value& x, int dim, bool descending, const std::optional<Expr>& k) {
   if (x->type.is_scalar()) throw ValueError("sort needs a block, not a scalar");
   if (x->type.dtype == DType::boolean) throw TypeError("sort needs numbers, not booleans");
-  int d = dim_of(dim, x->type.ndim(), k >= 0 ? "topk" : "sort");
+  int d = dim_of(dim, x->type.ndim(), k ? "topk" : "sort");
   Type type = concrete(x)->type;
-  if (k >= 0) {
-    if (k == 0) throw ValueError("topk: k must be positive");
+  if (k) {
+    // k is a number or a constexpr size (an output block's, as upstream's
+    // kernels pass it); a number is checked here, a size when it is built.
+    auto value = simplify(*k).as_int();
+    if (value && *value <= 0) throw ValueError("topk: k must be positive, got " + std::to_string(*value));
     auto n = simplify(x->type.shape[d]).as_int();
-    if (n && k > *n) {
-      throw ValueError("topk: k = " + std::to_string(k) + " is larger than the dim's size " +
+    if (value && n && *value > *n) {
+      throw ValueError("topk: k = " + std::to_string(*value) + " is larger than the dim's size " +
                        std::to_string(*n));
     }
-    type.shape[d] = Expr(k);
+    type.shape[d] = *k;
   }
   ValueNode node{ValueKind::Sort, type};
   node.op = descending ? 1 : 0;
   node.axis = d;
-  node.ints = {k};
+  node.ints = {k ? 1 : -1};  // 1: top-k (the result's size along the axis is k)
   node.operands = {concrete(x)};
   return make(std::move(node));
 }

@@ -33,7 +33,7 @@ Value combine_arg(int index, DType dtype);
 std::vector<Value> combine(const std::vector<Value>& inputs, const std::vector<Value>& results,
                            std::optional<int> axis, bool scan, bool keep_dims, bool reverse);
 // `x` sorted along `dim`; with k >= 0 its k largest (descending) or smallest.
-Value sort(const Value& x, int dim, bool descending, int k = -1);
+Value sort(const Value& x, int dim, bool descending, const std::optional<Expr>& k = std::nullopt);
 Value gather(const Value& src, const Value& index, int axis);
 Value histogram(const Value& x, int bins, const Value& mask);
 

@@ -236,13 +236,13 @@ def cumprod(input, axis=0, reverse=False):
 def sort(x, dim=None, descending=False):
     """`x` sorted along `dim` (the last dim when None), ascending or descending (stable)."""
     x = _as_block(x)
-    return _core.block_sort(x, x.ndim - 1 if dim is None else dim, bool(descending), -1)
+    return _core.block_sort(x, x.ndim - 1 if dim is None else dim, bool(descending), None)
 
 
 def topk(x, k, dim=None):
     """The `k` largest elements of `x` along `dim` (the last dim when None), largest first."""
     x = _as_block(x)
-    return _core.block_sort(x, x.ndim - 1 if dim is None else dim, True, int(k))
+    return _core.block_sort(x, x.ndim - 1 if dim is None else dim, True, k)
 
 
 def bitonic_merge(x, dim=None, descending=False):
