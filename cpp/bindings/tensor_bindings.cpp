@@ -271,7 +271,9 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
              py::arg("dtype") = py::none(), py::arg("jagged_dim") = py::none(), py::arg("other") = py::none(),
              py::arg("shape_options") = py::none(), py::arg("constexpr") = py::none(),
              py::arg("value") = py::none(), py::arg("name") = py::none());
-  tensor.def_property_readonly("shape", [](const Tensor& self) { return shape_tuple(self.shape()); });
+  tensor.def_property(
+      "shape", [](const Tensor& self) { return shape_tuple(self.shape()); },
+      [](Tensor& self, const py::object& shape) { self.set_shape(to_exprs(shape, "shape")); });
   tensor.def_property_readonly("ndim", &Tensor::ndim);
   tensor.def_property_readonly("name", &Tensor::name);
   tensor.def_property(

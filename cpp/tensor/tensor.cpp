@@ -53,8 +53,7 @@ Expr fresh_index_var() { return var(kIndexPrefix + std::to_string(g_index_count+
 
 bool is_index_var(const Expr& e) { return e.is_var() && e->name.rfind(kIndexPrefix, 0) == 0; }
 
-IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings,
-                                std::vector<IndexMapRef> inputs) {
+IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings, std::vector<IndexMapRef> inputs) {
   auto node = std::make_shared<IndexMapNode>();
   node->bindings = std::move(bindings);
   for (auto& input : inputs) {
@@ -64,9 +63,7 @@ IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings,
   return node;
 }
 
-std::string Tensor::next_tensor_name() {
-  return "ninetoothed_tensor_" + std::to_string(g_tensor_count++);
-}
+std::string Tensor::next_tensor_name() { return "ninetoothed_tensor_" + std::to_string(g_tensor_count++); }
 
 TensorPtr Tensor::create(const TensorSpec& spec) {
   if (!spec.ndim && !spec.shape) throw ValueError("Tensor needs `ndim` or `shape`");
@@ -80,8 +77,7 @@ TensorPtr Tensor::create(const TensorSpec& spec) {
     ndim = static_cast<size_t>(*spec.ndim);
   }
   if (spec.constexpr_ && ndim != 0) {
-    throw ValueError("only 0-dim tensors can be constexpr; this one has " + std::to_string(ndim) +
-                     " dims");
+    throw ValueError("only 0-dim tensors can be constexpr; this one has " + std::to_string(ndim) + " dims");
   }
   if (!spec.shape_options.empty() && spec.shape_options.size() != ndim) {
     throw ValueError("`shape_options` has " + std::to_string(spec.shape_options.size()) +
@@ -94,8 +90,7 @@ TensorPtr Tensor::create(const TensorSpec& spec) {
     if (spec.shape && (*spec.shape)[d]) {
       const Expr& size = *(*spec.shape)[d];
       if (size.is_int() && size->int_value < 0)
-        throw ValueError("size of dimension " + std::to_string(d) + " must be >= 0, got " +
-                         to_python(size));
+        throw ValueError("size of dimension " + std::to_string(d) + " must be >= 0, got " + to_python(size));
       tensor->shape_.push_back(size);
       continue;
     }
@@ -130,9 +125,24 @@ void Tensor::set_dtype(ElementType dtype) {
   dtype_ = std::move(dtype);
 }
 
-TensorPtr Tensor::source() {
-  return source_ ? source_ : shared_from_this();
+void Tensor::set_shape(std::vector<Expr> shape) {
+  if (!is_source()) {
+    throw ValueError("only a source tensor's shape can be set (before it is arranged); '" + name_ +
+                     "' is a level of an arranged tensor");
+  }
+  if (shape.size() != shape_.size()) {
+    throw ValueError("'" + name_ + "' has " + std::to_string(shape_.size()) +
+                     " dimensions; its shape can be set to " + std::to_string(shape_.size()) +
+                     " sizes, not " + std::to_string(shape.size()));
+  }
+  for (const Expr& size : shape) {
+    if (auto n = size.as_int(); n && *n < 0)
+      throw ValueError("a size must not be negative, got " + std::to_string(*n));
+  }
+  shape_ = std::move(shape);
 }
+
+TensorPtr Tensor::source() { return source_ ? source_ : shared_from_this(); }
 
 std::vector<TensorPtr> Tensor::levels() {
   std::vector<TensorPtr> result{shared_from_this()};
@@ -164,14 +174,13 @@ TensorPtr Tensor::derive(std::vector<Expr> shape, std::vector<Expr> indices, Ele
 
 int64_t Tensor::normalize_dim(int64_t dim, int64_t ndim) const {
   if (dim < -ndim || dim >= ndim) {
-    throw IndexError("dimension out of range (expected to be in range of [" + std::to_string(-ndim) +
-                     ", " + std::to_string(ndim - 1) + "], but got " + std::to_string(dim) + ")");
+    throw IndexError("dimension out of range (expected to be in range of [" + std::to_string(-ndim) + ", " +
+                     std::to_string(ndim - 1) + "], but got " + std::to_string(dim) + ")");
   }
   return dim < 0 ? dim + ndim : dim;
 }
 
-TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape,
-                       const std::optional<std::vector<Expr>>& strides,
+TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape, const std::optional<std::vector<Expr>>& strides,
                        const std::optional<std::vector<Expr>>& dilation, bool floor_mode) const {
   auto check_length = [&](size_t length, const char* what) {
     if (length != ndim()) {
@@ -197,8 +206,8 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape,
     require_positive(spacing, "tile dilation", d);
 
     Expr span = sub(sub(shape_[d], mul(spacing, sub(tile_size, 1))), 1);
-    Expr outer_size = floor_mode ? add(floordiv(span, stride), 1)
-                                 : add(floordiv(sub(add(span, stride), 1), stride), 1);
+    Expr outer_size =
+        floor_mode ? add(floordiv(span, stride), 1) : add(floordiv(sub(add(span, stride), 1), stride), 1);
     if (outer_size.is_int() && outer_size->int_value < 0) outer_size = 0;  // no whole tile fits
     outer_shape.push_back(outer_size);
     inner_shape.push_back(tile_size);
@@ -213,9 +222,8 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape,
 
 TensorPtr Tensor::expand(const std::vector<Expr>& shape) const {
   if (shape.size() != ndim()) {
-    throw ValueError("expand: the new shape " + describe(shape) + " has " +
-                     std::to_string(shape.size()) + " entries, but the tensor has " +
-                     std::to_string(ndim()) + " dims " + describe(shape_));
+    throw ValueError("expand: the new shape " + describe(shape) + " has " + std::to_string(shape.size()) +
+                     " entries, but the tensor has " + std::to_string(ndim()) + " dims " + describe(shape_));
   }
   std::vector<Expr> new_shape;
   std::vector<Expr> new_indices = fresh_index_vars(ndim());
@@ -238,7 +246,8 @@ TensorPtr Tensor::expand(const std::vector<Expr>& shape) const {
     new_shape.push_back(size);
     bindings.push_back({indices_[d]->name, Expr(0), shape_[d], false});
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -247,8 +256,8 @@ TensorPtr Tensor::squeeze(const std::vector<int64_t>& dims) const {
   for (int64_t dim : dims) {
     size_t d = static_cast<size_t>(normalize_dim(dim, static_cast<int64_t>(ndim())));
     if (known_not_one(shape_[d])) {
-      throw ValueError("squeeze: dimension " + std::to_string(dim) + " has size " +
-                       to_python(shape_[d]) + ", not 1");
+      throw ValueError("squeeze: dimension " + std::to_string(dim) + " has size " + to_python(shape_[d]) +
+                       ", not 1");
     }
     removed[d] = true;
   }
@@ -263,7 +272,8 @@ TensorPtr Tensor::squeeze(const std::vector<int64_t>& dims) const {
     new_indices.push_back(fresh_index_var());
     bindings.push_back(keep(indices_[d], new_indices.back(), shape_[d]));
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -276,7 +286,8 @@ TensorPtr Tensor::unsqueeze(int64_t dim) const {
   for (size_t d = 0; d < ndim(); ++d) {
     bindings.push_back(keep(indices_[d], new_indices[d < position ? d : d + 1], shape_[d]));
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -308,7 +319,8 @@ TensorPtr Tensor::permute(const std::vector<int64_t>& dims) const {
     new_shape.push_back(shape_[d]);
     bindings.push_back(keep(indices_[d], new_indices[j], shape_[d]));
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -320,9 +332,8 @@ TensorPtr Tensor::flatten(std::optional<int64_t> start_dim, std::optional<int64_
   if (end_dim) {
     // end_dim is exclusive, so `n` itself is allowed.
     if (*end_dim < -n || *end_dim > n) {
-      throw IndexError("flatten: end_dim out of range (expected to be in range of [" +
-                       std::to_string(-n) + ", " + std::to_string(n) + "], but got " +
-                       std::to_string(*end_dim) + ")");
+      throw IndexError("flatten: end_dim out of range (expected to be in range of [" + std::to_string(-n) +
+                       ", " + std::to_string(n) + "], but got " + std::to_string(*end_dim) + ")");
     }
     end = *end_dim < 0 ? *end_dim + n : *end_dim;
   }
@@ -353,7 +364,8 @@ TensorPtr Tensor::flatten(std::optional<int64_t> start_dim, std::optional<int64_
   for (size_t d = e; d < ndim(); ++d) {
     bindings.push_back(keep(indices_[d], new_indices[d - e + s + 1], shape_[d]));
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -369,16 +381,16 @@ TensorPtr Tensor::ravel() const {
     }
     inputs.push_back(level->index_map_);
   }
-  TensorPtr result = derive(new_shape, new_indices, scalar_dtype(), make_index_map_node(std::move(bindings), std::move(inputs)));
+  TensorPtr result = derive(new_shape, new_indices, scalar_dtype(),
+                            make_index_map_node(std::move(bindings), std::move(inputs)));
   result->name_ = source_ref().name_;  // as upstream: a raveled tensor takes its source's name
   return result;
 }
 
 TensorPtr Tensor::pad(const std::vector<std::pair<Expr, Expr>>& pads) const {
   if (pads.size() != ndim()) {
-    throw ValueError("pad: got " + std::to_string(pads.size()) +
-                     " (before, after) pairs for a tensor with " + std::to_string(ndim()) +
-                     " dims " + describe(shape_));
+    throw ValueError("pad: got " + std::to_string(pads.size()) + " (before, after) pairs for a tensor with " +
+                     std::to_string(ndim()) + " dims " + describe(shape_));
   }
   std::vector<Expr> new_shape;
   std::vector<Expr> new_indices = fresh_index_vars(ndim());
@@ -393,7 +405,8 @@ TensorPtr Tensor::pad(const std::vector<std::pair<Expr, Expr>>& pads) const {
     new_shape.push_back(size);
     bindings.push_back({indices_[d]->name, sub(new_indices[d], before), shape_[d], true});
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 
@@ -504,7 +517,8 @@ TensorPtr Tensor::index(const std::vector<IndexItem>& items) const {
     }
     ++d;
   }
-  TensorPtr result = derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  TensorPtr result =
+      derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
   return result;
 }
 

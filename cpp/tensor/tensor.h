@@ -74,6 +74,9 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   const std::vector<Expr>& indices() const { return indices_; }
   const ElementType& dtype() const { return dtype_; }
   void set_dtype(ElementType dtype);
+  // Source tensors only (as upstream's premakes use it, before arranging):
+  // the sizes replaced, as many as there are dimensions.
+  void set_shape(std::vector<Expr> shape);
   TensorPtr source();
   const Tensor& source_ref() const { return source_ ? *source_ : *this; }
   bool is_source() const { return source_ == nullptr; }

@@ -14,6 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
@@ -450,3 +451,36 @@ def test_index_variables_of_another_process_do_not_collide_with_this_ones():
     other.dtype = other.dtype.permute((1, 0))
     assert (tiled_there == tiled.eval({x: {"shape": (5, 6)}})).all()
     assert (other_there == other.eval({y: {"shape": (5, 6)}})).all()
+
+
+def shape_setter_arrangement(input, output, block_size=ninetoothed.block_size()):
+    return input.tile((block_size, -1)), output.tile((block_size, -1))
+
+
+def shape_setter_application(input, output):
+    output = input * 2  # noqa: F841
+
+
+def test_the_shape_of_a_source_tensor_can_be_set_as_upstream_premakes_do():
+    tensors = [Tensor(2, shape_options=(None, {"constexpr": True})) for _ in range(2)]
+    for tensor in tensors:
+        tensor.shape = tensor.shape[:-1] + (16,)
+    assert tensors[0].shape[1] == 16 and isinstance(tensors[0].shape[0], Symbol)
+    kernel = ninetoothed.make(shape_setter_arrangement, shape_setter_application, tensors)
+    for dtype in (torch.float32, torch.float16):
+        x = torch.randn(37, 16).to(dtype)
+        y = torch.full_like(x, float("nan"))
+        kernel(x, y)
+        assert torch.equal(y, x * 2)
+    with pytest.raises(ValueError):
+        kernel(torch.randn(37, 15), torch.empty(37, 15))
+
+
+def test_the_shape_of_an_arranged_level_or_of_another_rank_is_refused():
+    x = Tensor(2)
+    with pytest.raises(ValueError, match="only a source tensor's shape"):
+        x.tile((2, 2)).shape = (1, 1)
+    with pytest.raises(ValueError, match="2 dimensions"):
+        x.shape = (3,)
+    with pytest.raises(ValueError, match="negative"):
+        x.shape = (3, -2)
