@@ -195,17 +195,19 @@ class Emitter : public EmitContext {
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body) {
     std::vector<std::string> tests;
     std::set<std::string> seen;
+    bool never_fast = false;  // a corner test that is constant false: only the masked path
     auto add_tests = [&](const lower::TensorAccess& a) {
       for (const Expr& t : a.block_test) {
         std::string s = c(t);
-        if (seen.insert(s).second) tests.push_back(s);
+        if (s == "0") never_fast = true;
+        if (s != "1" && seen.insert(s).second) tests.push_back(s);
       }
     };
     for (const Value& t : trees) {
       for_each_load(t, [&](const Value& load) { add_tests(access_of(load)); });
     }
     if (target) add_tests(*target);
-    if (tests.empty()) {
+    if (tests.empty() || never_fast) {
       loops(shape, body);
       return;
     }
@@ -254,6 +256,7 @@ class Emitter : public EmitContext {
     for (const Expr& cond : a.conditions_at(index, fast_)) {
       std::string s = c(simplify(cond, env_));
       if (s == "1") continue;
+      if (s == "0") return "0";
       m += (m.empty() ? "" : " && ") + s;
     }
     return m;
