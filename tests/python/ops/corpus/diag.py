@@ -86,7 +86,7 @@ def diag(input, diagonal=0, *, out=None):
             return output
         kernel = _cached_make(premake_extract, block_size=16)
     else:
-        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
     kernel(input, output, diagonal)
 
