@@ -138,3 +138,15 @@ def test_scaled_dot_product_attention_of_sequence_major_tensors():
 
     attention.scaled_dot_product_attention(query, key, value, is_causal=True, out=out)
     assert_matches(out, expected, **TOLERANCES[FLOAT32])
+
+
+@pytest.mark.parametrize("emb_dim, dtype", ((16, FLOAT32), (64, FLOAT16)))
+def test_scaled_dot_product_attention_with_the_head_dim_fixed_at_premake(emb_dim, dtype):
+    # premake(emb_dim=...) sets the head dim by assigning the tensors' `shape`, as upstream's
+    # Tensor allows.
+    query, key, value = (torch.randn(2, 3, 33, emb_dim).to(dtype) for _ in range(3))
+    expected = reference(query, key, value, None, True, None)
+    out = poisoned(expected.shape, dtype)
+
+    attention.scaled_dot_product_attention(query, key, value, is_causal=True, static_head_dim=True, out=out)
+    assert_matches(out, expected, **TOLERANCES[dtype])

@@ -140,6 +140,7 @@ def premake(with_attn_mask=None, is_causal=None, emb_dim=None, dtype=None, block
     )
 
     if emb_dim is not None:
+        # The head dim is this number rather than a size taken at launch.
         for tensor in (query, key, value, output):
             tensor.shape = tensor.shape[:-1] + (emb_dim,)
 
@@ -158,8 +159,21 @@ def _cached_make(premake, *args, **keywords):
 
 
 def scaled_dot_product_attention(
-    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *, out=None
+    query,
+    key,
+    value,
+    attn_mask=None,
+    dropout_p=0.0,
+    is_causal=False,
+    scale=None,
+    enable_gqa=False,
+    *,
+    static_head_dim=False,
+    out=None,
 ):
+    """torch's scaled_dot_product_attention; `static_head_dim` makes the kernel for this head
+    dim (its size fixed at premake, as callers that build per model do) instead of taking it
+    from the tensors at launch."""
     assert dropout_p == 0, "`dropout_p` other than 0 is not supported."
 
     num_heads, num_key_value_heads = query.shape[-3], key.shape[-3]
@@ -194,7 +208,7 @@ def scaled_dot_product_attention(
 
     assert out.shape == output_shape, f"`out` has shape {tuple(out.shape)}, expected {tuple(output_shape)}."
 
-    kernel = _cached_make(premake)
+    kernel = _cached_make(premake, emb_dim=query.shape[-1] if static_head_dim else None)
 
     kernel(query, key, value, attn_mask, is_causal, scale, out, with_attn_mask)
 
