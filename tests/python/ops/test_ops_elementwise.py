@@ -80,6 +80,19 @@ def test_sub(input_shape, other_shape, transposed, dtype):
     assert_matches(out, torch.sub(input.float(), other.float(), alpha=3))
 
 
+@dtypes
+def test_add_of_views_into_a_strided_out(dtype):
+    # A sliced input (storage offset), an expanded other (stride 0), a transposed out.
+    base = randn((9, 40), dtype)
+    input = base[2:9, 3:36]
+    other = randn((33,), dtype).expand(7, 33)
+    out = poisoned((33, 7), dtype).t()
+
+    add.add(input, other, alpha=0.5, out=out)
+
+    assert_matches(out, torch.add(input.float(), other.float(), alpha=0.5))
+
+
 # --- mul / div / pow -------------------------------------------------------------------------
 
 
@@ -270,6 +283,19 @@ def test_elu(shape, alpha, dtype):
 
 
 @dtypes
+@pytest.mark.parametrize("op, arguments", (("relu", ()), ("leaky_relu", (0.1,)), ("elu", (0.7,))))
+@pytest.mark.parametrize("shape, transposed", (((1023,), False), ((7, 33), True)))
+def test_activations_in_place(shape, transposed, op, arguments, dtype):
+    input = randn(shape, dtype, transposed) * 3
+    expected = getattr(F, op)(input.float(), *arguments)
+
+    result = getattr(relu, op)(input, *arguments, inplace=True)
+
+    assert result is input
+    assert_matches(input, expected)
+
+
+@dtypes
 @pytest.mark.parametrize("approximate", ("none", "tanh"))
 @pytest.mark.parametrize("shape, transposed", (((1,), False), ((1023,), False), ((33, 257), True)))
 def test_gelu(shape, transposed, approximate, dtype):
@@ -325,7 +351,7 @@ def test_abs_and_neg(shape, op, dtype):
     input = random_data(shape, dtype)
     out = poisoned(shape, dtype)
 
-    (abs_ops.abs_ if op == "abs" else abs_ops.neg)(input, out=out)
+    (abs_ops.absolute if op == "abs" else abs_ops.neg)(input, out=out)
 
     expected = input.abs() if op == "abs" else -input
     assert torch.equal(out, expected)

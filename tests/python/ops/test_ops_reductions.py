@@ -81,6 +81,30 @@ def test_sum(shape, dim, transposed, keepdim, dtype):
     assert_matches(out, input.float().sum(dim, keepdim=keepdim), **sum_tolerance(dtype, shape, dim))
 
 
+@pytest.mark.parametrize("dtype", (torch.int32, torch.int64, torch.bool), ids=dtype_id)
+@pytest.mark.parametrize("shape, dim", (((1023,), 0), ((5, 257, 3), 1), ((5, 7, 3), (0, 2))))
+def test_sum_of_integers_is_int64(shape, dim, dtype):
+    if dtype == torch.bool:
+        input = torch.randn(shape) > 0
+    else:
+        input = torch.randint(-(2**20), 2**20, shape, dtype=dtype)
+    out = poisoned(reduced_shape(shape, dim, False), torch.int64)
+
+    sum_ops.sum(input, dim, out=out)
+
+    assert torch.equal(out, input.sum(dim))
+
+
+@pytest.mark.parametrize("shape, dim", (((1023,), 0), ((7, 257), 1)))
+def test_sum_of_float16_into_float32(shape, dim):
+    input = randn(shape, torch.float16) * 10
+    out = poisoned(reduced_shape(shape, dim, False), torch.float32)
+
+    sum_ops.sum(input, dim, dtype=torch.float32, out=out)
+
+    assert_matches(out, input.float().sum(dim), **sum_tolerance(torch.float32, shape, dim))
+
+
 @dtypes
 @pytest.mark.parametrize("shape, dim, transposed", (((7, 33), 1, False), ((3, 257), 1, False), ((257, 5, 2), 0, False)))
 def test_mean(shape, dim, transposed, dtype):
@@ -115,6 +139,27 @@ def test_amax_and_amin(op, shape, dim, dtype):
 
 
 @dtypes
+@pytest.mark.parametrize("keepdim", (False, True))
+@pytest.mark.parametrize("shape, dim, transposed", (((1,), 0, False), ((1023,), 0, False), ((5, 257, 3), 1, False), ((9, 33), 1, True)))
+def test_max_along_a_dim(shape, dim, transposed, keepdim, dtype):
+    input = randn(shape, dtype, transposed) - 10
+    values = poisoned(reduced_shape(shape, dim, keepdim), dtype)
+    indices = poisoned(reduced_shape(shape, dim, keepdim), torch.int64)
+
+    result = amax.max_dim(input, dim, keepdim, out=(values, indices))
+
+    assert result[0] is values and result[1] is indices
+    expected_values, expected_indices = torch.max(input.float(), dim, keepdim)
+    assert torch.equal(values, expected_values.to(dtype))
+    # float16 data may hold equal values: any index of a maximum is right, torch.max's among them.
+    assert torch.equal(input.float().gather(dim, indices if keepdim else indices.unsqueeze(dim)).to(dtype),
+                       expected_values.to(dtype) if keepdim else expected_values.unsqueeze(dim).to(dtype))
+    assert ((indices >= 0) & (indices < shape[dim])).all()
+    if dtype == torch.float32:
+        assert torch.equal(indices, expected_indices)
+
+
+@dtypes
 @pytest.mark.parametrize("shape, dim", (((7, 257), 1), ((1, 7), 1), ((33, 5, 3), 0), ((1023, 2, 2), 0)))
 def test_logsumexp(shape, dim, dtype):
     input = randn(shape, dtype) * 4
@@ -145,6 +190,16 @@ def test_softmax(shape, dim, transposed, dtype):
     softmax.softmax(input, dim, out=out)
 
     assert_matches(out, torch.softmax(input.float(), dim))
+
+
+@dtypes
+def test_softmax_into_a_transposed_out(dtype):
+    input = randn((7, 257), dtype)
+    out = poisoned((257, 7), dtype).t()
+
+    softmax.softmax(input, 1, out=out)
+
+    assert_matches(out, torch.softmax(input.float(), 1))
 
 
 @dtypes

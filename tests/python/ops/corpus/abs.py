@@ -1,4 +1,4 @@
-"""abs and neg, for floating and integer tensors."""
+"""abs (torch.absolute; `abs` itself is the built-in the application calls) and neg, for floating and integer tensors."""
 
 import functools
 
@@ -35,7 +35,7 @@ def _launch(input, op, out):
     return output
 
 
-def abs_(input, *, out=None):
+def absolute(input, *, out=None):
     return _launch(input, "abs", out)
 
 

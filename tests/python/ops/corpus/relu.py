@@ -1,4 +1,4 @@
-"""relu, leaky_relu(negative_slope) and elu(alpha).
+"""relu, leaky_relu(negative_slope) and elu(alpha), out of place or in place (`inplace=True`).
 
 elu computes its exponential in float32 when the input is float16 (`_upcast`), as operator
 libraries do for transcendental functions on half precision.
@@ -16,10 +16,7 @@ from corpus.caching import cached_make
 
 
 def _upcast(x):
-    if x.dtype is ntl.float16:
-        return ntl.cast(x, ntl.float32)
-
-    return x
+    return ntl.cast(x, ntl.float32) if x.dtype is ntl.float16 else x
 
 
 def relu_application(input, output):
@@ -48,24 +45,31 @@ def premake(ndim, op="relu", dtype=None, block_size=None):
     return arrangement_, application, tensors
 
 
-def relu(input, *, out=None):
-    output = torch.empty_like(input) if out is None else out
+def _output(input, inplace, out):
+    if inplace:
+        return input
+
+    return torch.empty_like(input) if out is None else out
+
+
+def relu(input, inplace=False, *, out=None):
+    output = _output(input, inplace, out)
 
     cached_make(premake, input.ndim, "relu")(input, output)
 
     return output
 
 
-def leaky_relu(input, negative_slope=0.01, *, out=None):
-    output = torch.empty_like(input) if out is None else out
+def leaky_relu(input, negative_slope=0.01, inplace=False, *, out=None):
+    output = _output(input, inplace, out)
 
     cached_make(premake, input.ndim, "leaky_relu")(input, negative_slope, output)
 
     return output
 
 
-def elu(input, alpha=1.0, *, out=None):
-    output = torch.empty_like(input) if out is None else out
+def elu(input, alpha=1.0, inplace=False, *, out=None):
+    output = _output(input, inplace, out)
 
     cached_make(premake, input.ndim, "elu")(input, alpha, output)
 
