@@ -662,16 +662,18 @@ class Tracer:
         self.builder.end_if()
 
     def _assigned_names(self, body):
-        """Names `body` may assign: targets, and variables passed to helpers (write-back)."""
-        names = set()
+        """Names `body` may assign: targets, and variables passed to helpers (write-back), in
+        the order they first appear (a dict, not a set: the generated code must not depend on
+        the process's string-hash seed, or the disk cache would miss in every new process)."""
+        names = {}
         for statement in body:
             for node in ast.walk(statement):
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
-                        names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                        names.update(dict.fromkeys(n.id for n in ast.walk(target) if isinstance(n, ast.Name)))
                 elif isinstance(node, ast.Call) and _is_user_function(self._resolve_static(node.func)):
-                    names.update(a.id for a in node.args if isinstance(a, ast.Name))
+                    names.update(dict.fromkeys(a.id for a in node.args if isinstance(a, ast.Name)))
         return names
 
     def _resolve_static(self, node):
