@@ -5,6 +5,10 @@ transposed views. Outputs are poisoned first; references come from float32 copie
 """
 
 import math
+import os
+import pathlib
+import subprocess
+import sys
 import zlib
 
 import pytest
@@ -234,3 +238,31 @@ def test_var_of_one_element_without_correction(dtype):
     var.var(input, 1, correction=0, out=out)
 
     assert torch.equal(out, torch.zeros(4, dtype=dtype))
+
+
+SOURCE_DIGEST = """
+import hashlib, torch
+from corpus import amax, caching
+caching.set_default_max_num_configs(1)
+amax.max_dim(torch.randn(3, 40), 1)
+kernel = caching.cached_make(amax.premake, 2, 1, "max")
+print(hashlib.sha256(kernel.source.encode()).hexdigest())
+"""
+
+
+def test_a_kernel_is_the_same_program_in_every_process(tmp_path):
+    # Operator libraries rely on the disk cache: a new process must generate the same source
+    # (here: max's two loop-carried blocks), whatever its string-hash seed.
+    ops_dir = pathlib.Path(__file__).resolve().parent
+    python_dir = ops_dir.parents[2] / "python"
+    digests = set()
+
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, NINETOOTHED_CACHE_DIR=str(tmp_path))
+        env["PYTHONPATH"] = os.pathsep.join((str(python_dir), str(ops_dir)))
+        result = subprocess.run(
+            [sys.executable, "-c", SOURCE_DIGEST], env=env, capture_output=True, text=True, check=True
+        )
+        digests.add(result.stdout.split()[-1])
+
+    assert len(digests) == 1
