@@ -362,7 +362,7 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), written_[a.param],
-                            "the tensor '" + p.name + "'");
+                            p.name);
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();

@@ -192,11 +192,11 @@ bool Device::shares_host_memory() {
   return shares_host_memory_;
 }
 
-ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& what) {
+ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name) {
   if (info_.max_allocation && bytes > info_.max_allocation) {
-    throw ValueError(what + " spans " + std::to_string(bytes) + " bytes, more than the " +
-                     std::to_string(info_.max_allocation) + " bytes of the largest buffer " + info_.platform +
-                     " " + info_.name +
+    throw ValueError("the tensor '" + tensor_name + "' spans " + std::to_string(bytes) +
+                     " bytes, more than the " + std::to_string(info_.max_allocation) +
+                     " bytes of the largest buffer " + info_.platform + " " + info_.name +
                      " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE); split the work into smaller tensors");
   }
   cl_int status = CL_SUCCESS;

@@ -60,9 +60,9 @@ class Device {
 
   // A buffer over host memory [data, data + bytes). On a device that shares
   // host memory, buffers are views of it and this thread's last few are
-  // reused. `what` names the memory in the ValueError for a region larger
-  // than the device's largest buffer.
-  ClMem wrap_host_memory(void* data, size_t bytes, const std::string& what);
+  // reused. A region larger than the device's largest buffer is a
+  // ValueError naming the tensor `tensor_name`.
+  ClMem wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name);
 
  private:
   cl_platform_id platform_;

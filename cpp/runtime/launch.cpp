@@ -13,7 +13,7 @@ KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& 
 }
 
 void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool written,
-                                const std::string& what) {
+                                const std::string& tensor_name) {
   // OpenCL has no empty buffers: an empty tensor still gets one byte of storage.
   static char empty = 0;
   if (bytes == 0) {
@@ -21,7 +21,7 @@ void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool wr
     bytes = 1;
     written = false;
   }
-  ClMem memory = device_->wrap_host_memory(data, bytes, what);
+  ClMem memory = device_->wrap_host_memory(data, bytes, tensor_name);
   cl_mem handle = memory.get();
   check(clSetKernelArg(kernel_.get(), index, sizeof(cl_mem), &handle), "clSetKernelArg");
   buffers_.push_back({std::move(memory), data, bytes, written});

@@ -28,9 +28,9 @@ class KernelLauncher {
  public:
   KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program, const std::string& kernel_name);
 
-  // Argument `index` is the host memory [data, data + bytes); `what` names it
-  // in errors.
-  void set_buffer(cl_uint index, void* data, size_t bytes, bool written, const std::string& what);
+  // Argument `index` is the host memory [data, data + bytes) of the tensor
+  // `tensor_name` (named in errors).
+  void set_buffer(cl_uint index, void* data, size_t bytes, bool written, const std::string& tensor_name);
   // Argument `index` is a scalar passed by value.
   void set_scalar(cl_uint index, const void* value, size_t size);
   template <typename T>
