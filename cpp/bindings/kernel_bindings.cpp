@@ -292,7 +292,18 @@ void bind_kernel(py::module_& m) {
 
   py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(
       m, "CompiledKernel", "One specialisation of a kernel, ready to launch.")
+      .def(py::init([](const py::bytes& plan) { return std::make_shared<CompiledKernel>(parse_launch_plan(plan)); }),
+           py::arg("launch_plan"), "A kernel from a launch plan's text (what an ahead-of-time library embeds).")
       .def_property_readonly("source", &CompiledKernel::source)
+      .def(
+          "launch_plan",
+          [](const CompiledKernel& k, const std::map<int, double>& fixed_scalars) {
+            LaunchPlan plan = k.plan();
+            plan.fixed_scalars = fixed_scalars;
+            return py::bytes(format_launch_plan(plan));
+          },
+          py::arg("fixed_scalars") = std::map<int, double>{},
+          "The launch plan as text; `fixed_scalars` ({param index: value}) fixes constexpr scalars.")
       .def_property_readonly("ir", [](const CompiledKernel& k) { return ir::to_string(k.lowered()); })
       .def_property_readonly("constexpr_symbols", &CompiledKernel::constexpr_symbols)
       .def_property_readonly("meta_symbols", &CompiledKernel::meta_symbols)

@@ -24,8 +24,6 @@ namespace nt {
 
 namespace {
 
-// Elements one block may hold in the default configuration.
-constexpr int64_t kDefaultBlockBudget = 4096;
 // Private memory one program may use: work-items run on the device's worker
 // threads, whose stacks hold their private arrays.
 constexpr int64_t kPrivateMemoryBudget = 2 << 20;
@@ -62,100 +60,18 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
-void collect_symbols(const Expr& e, std::map<std::string, SymbolAttrs>& out) {
-  for (const Expr& v : collect_vars(e)) {
-    if (v->attrs.constexpr_ || v->attrs.meta) out.emplace(v->name, v->attrs);
-  }
-}
-
-void collect_written(const ir::StmtList& stmts, std::vector<bool>& written) {
-  for (const ir::Stmt& s : stmts) {
-    if (s->kind == ir::StmtKind::Store || s->kind == ir::StmtKind::StorePointer ||
-        s->kind == ir::StmtKind::StoreAt || s->kind == ir::StmtKind::AtomicAdd ||
-        s->kind == ir::StmtKind::Atomic) {
-      written[s->param] = true;
-    }
-    collect_written(s->body, written);
-    collect_written(s->orelse, written);
-  }
-}
-
 }  // namespace
 
 CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
   ir::verify(traced);
   lowered_ = lower::inline_lets(traced);
   ir::verify(lowered_);
-  source_ = codegen::generate_opencl(lowered_);
-  symbols_ = source_.symbols;
+  plan_ = make_launch_plan(lowered_, codegen::generate_opencl(lowered_));
   layout_ = lower::ProgramLayout(ir::grid_shape(lowered_));
-  block_size_symbols_ = ir::block_size_symbols(lowered_);
-  for (const ir::Param& p : lowered_.params) {
-    for (const Expr& s : p.outer_shape()) collect_symbols(s, symbols_);
-  }
-  for (const ir::Param& p : lowered_.params) {
-    if (p.scalar) continue;
-    for (const Expr& size : p.arranged->source_ref().shape()) {
-      if (size.is_var()) size_symbols_.insert(size->name);
-    }
-  }
-  for (const auto& [name, attrs] : symbols_) {
-    if (attrs.meta)
-      meta_symbols_.push_back(name);
-    else if (!size_symbols_.count(name))
-      constexpr_symbols_.push_back(name);
-  }
-  written_.assign(lowered_.params.size(), false);
-  collect_written(lowered_.body, written_);
+}
 
-  // Default configuration: every meta symbol as large as its bounds allow
-  // (at most 1024), then the largest halved while a block holds more than
-  // the budget.
-  for (const std::string& name : meta_symbols_) {
-    const SymbolAttrs& a = symbols_.at(name);
-    int64_t hi = std::min<int64_t>(a.upper_bound.value_or(1024), 1024);
-    int64_t lo = a.lower_bound.value_or(1);
-    int64_t v = std::max(hi, lo);
-    if (a.power_of_two) {
-      int64_t p = 1;
-      while (p * 2 <= v) p *= 2;
-      v = p < lo ? v : p;
-    }
-    default_config_[name] = v;
-  }
-  for (int round = 0; round < 64; ++round) {
-    int64_t worst = 0;
-    std::string worst_symbol;
-    for (const ir::Param& p : lowered_.params) {
-      if (p.scalar) continue;
-      int64_t elements = 1;
-      std::string largest;
-      for (const Expr& s : p.block_shape()) {
-        SymbolMap values;
-        bool pure_meta = true;
-        for (const Expr& v : collect_vars(s)) {
-          auto it = default_config_.find(v->name);
-          if (it == default_config_.end())
-            pure_meta = false;
-          else
-            values.emplace(v->name, Expr(it->second));
-        }
-        if (!pure_meta) continue;
-        auto n = evaluate(s, values);
-        if (!n) continue;
-        elements *= std::max<int64_t>(*n, 1);
-        for (const Expr& v : collect_vars(s)) {
-          if (largest.empty() || default_config_[v->name] > default_config_[largest]) largest = v->name;
-        }
-      }
-      if (elements > worst && !largest.empty()) worst = elements, worst_symbol = largest;
-    }
-    if (worst <= kDefaultBlockBudget) break;
-    const SymbolAttrs& a = symbols_.at(worst_symbol);
-    int64_t& v = default_config_[worst_symbol];
-    if (v / 2 < a.lower_bound.value_or(1)) break;
-    v /= 2;
-  }
+CompiledKernel::CompiledKernel(LaunchPlan plan) : plan_(std::move(plan)) {
+  if (plan_.grid_param >= 0) layout_ = lower::ProgramLayout(plan_.params[plan_.grid_param].outer_shape);
 }
 
 double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
@@ -167,7 +83,7 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
 
 CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
                                            const SymbolValues& constexpr_values) const {
-  const auto& params = lowered_.params;
+  const auto& params = plan_.params;
   if (args.size() != params.size()) {
     throw TypeError("the kernel takes " + std::to_string(params.size()) + " arguments, got " +
                     std::to_string(args.size()));
@@ -176,7 +92,7 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
   SymbolMap& values = bound.values;
   std::vector<std::string>& options = bound.options;
   // Constexpr and meta symbols.
-  for (const std::string& name : constexpr_symbols_) {
+  for (const std::string& name : plan_.constexpr_symbols) {
     auto it = constexpr_values.find(name);
     if (it == constexpr_values.end()) {
       throw TypeError("missing a value for the constexpr symbol '" + name + "': pass it by keyword, e.g. " +
@@ -186,13 +102,18 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
   }
   // Sizes and strides of the tensors; constexpr scalars.
   for (size_t i = 0; i < params.size(); ++i) {
-    const ir::Param& p = params[i];
+    const PlanParam& p = params[i];
     if (p.scalar) {
       if (!std::holds_alternative<ScalarArg>(args[i])) {
         throw TypeError("argument " + std::to_string(i) + " ('" + p.name + "') must be a scalar");
       }
       if (p.constexpr_) {
-        const auto& s = std::get<ScalarArg>(args[i]);
+        ScalarArg s = std::get<ScalarArg>(args[i]);
+        if (auto fixed = plan_.fixed_scalars.find(static_cast<int>(i)); fixed != plan_.fixed_scalars.end()) {
+          s.is_float = fixed->second != static_cast<double>(static_cast<int64_t>(fixed->second));
+          s.float_value = fixed->second;
+          s.int_value = static_cast<int64_t>(fixed->second);
+        }
         char text[64];
         if (s.is_float)
           std::snprintf(text, sizeof text, "%.17g", s.float_value);
@@ -206,13 +127,13 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       throw TypeError("argument " + std::to_string(i) + " ('" + p.name + "') must be a tensor");
     }
     const auto& t = std::get<TensorArg>(args[i]);
-    const Tensor& src = p.arranged->source_ref();
-    if (t.shape.size() != src.ndim() || t.strides.size() != src.ndim()) {
-      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " +
-                       std::to_string(src.ndim()) + " dimensions, got " + std::to_string(t.shape.size()));
+    const size_t ndim = p.source_shape.size();
+    if (t.shape.size() != ndim || t.strides.size() != ndim) {
+      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " + std::to_string(ndim) +
+                       " dimensions, got " + std::to_string(t.shape.size()));
     }
-    for (size_t d = 0; d < src.ndim(); ++d) {
-      const Expr& size = src.shape()[d];
+    for (size_t d = 0; d < ndim; ++d) {
+      const Expr& size = p.source_shape[d];
       if (size.is_var()) {
         auto [it, inserted] = values.emplace(size->name, Expr(t.shape[d]));
         if (!inserted && it->second.as_int() != t.shape[d]) {
@@ -227,7 +148,7 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       }
       // Parameters arranged from one source tensor share its size and stride
       // symbols: their arguments must agree.
-      const std::string stride = src.stride_symbol(d)->name;
+      const std::string& stride = p.stride_symbols[d];
       auto [it, inserted] = values.emplace(stride, Expr(t.strides[d]));
       if (!inserted && it->second.as_int() != t.strides[d]) {
         throw ValueError("'" + stride + "' is " + to_python(it->second) + " but argument " +
@@ -237,14 +158,14 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       }
     }
   }
-  for (const codegen::KernelArg& a : source_.args) {
+  for (const codegen::KernelArg& a : plan_.source.args) {
     if (a.kind != codegen::KernelArg::Kind::Stride) continue;
     if (values.at(a.symbol).as_int() == 1)
       options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
   }
   // What tuning depends on: the device, every bound value, the options
   // (only kernels with meta symbols are tuned).
-  if (!meta_symbols_.empty()) {
+  if (!plan_.meta_symbols.empty()) {
     for (const auto& [name, value] : values) bound.key += name + "=" + to_python(value) + ";";
     for (const std::string& o : options) bound.key += o + ";";
   }
@@ -255,14 +176,14 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
                                           SymbolMap& values) const {
   values = bound.values;
   std::vector<std::string> options = bound.options;
-  for (const std::string& name : meta_symbols_) {
+  for (const std::string& name : plan_.meta_symbols) {
     auto it = meta.find(name);
     if (it == meta.end())
       throw ValueError("the configuration has no value for the meta symbol '" + name + "'");
     values.emplace(name, Expr(it->second));
   }
   // Every macro has its value now (constexpr sizes from the tensors).
-  for (const auto& [name, attrs] : symbols_) {
+  for (const auto& [name, attrs] : plan_.source.symbols) {
     int64_t v = *values.at(name).as_int();
     if ((attrs.lower_bound && v < *attrs.lower_bound) || (attrs.upper_bound && v > *attrs.upper_bound)) {
       throw ValueError("'" + name + "' = " + std::to_string(v) + " is outside its bounds [" +
@@ -271,7 +192,7 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
     }
     options.push_back("-D" + name + "=" + std::to_string(v));
   }
-  for (const std::string& name : block_size_symbols_) {
+  for (const std::string& name : plan_.block_size_symbols) {
     auto it = values.find(name);
     if (it == values.end() || !it->second.as_int()) continue;
     if (int64_t v = *it->second.as_int(); v < 1) {
@@ -279,7 +200,7 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
                        " is a block size (the size of a level under the outermost) and must be at least 1");
     }
   }
-  if (auto bytes = evaluate(source_.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
+  if (auto bytes = evaluate(plan_.source.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
     throw ValueError("this configuration needs " + std::to_string(*bytes) +
                      " bytes of private memory per program (blocks held in memory), more than the " +
                      std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
@@ -290,18 +211,18 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
 }
 
 double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args) {
-  const auto& params = lowered_.params;
+  const auto& params = plan_.params;
   SymbolMap values;
   std::string joined = build_options(bound, meta, values);
   // The grid: the first tiled parameter's outermost shape. The others must
   // have that shape, or, with outermost levels of another rank (upstream
   // allows (1, 1, 1) against (1, 1)), as many programs.
   std::vector<int64_t> grid;
-  const ir::Param* grid_param = ir::grid_param(lowered_);
-  for (const ir::Param& p : params) {
-    if (!p.has_outer_level()) continue;
+  const PlanParam* grid_param = plan_.grid_param >= 0 ? &params[plan_.grid_param] : nullptr;
+  for (const PlanParam& p : params) {
+    if (!p.has_outer_level) continue;
     std::vector<int64_t> shape;
-    for (const Expr& s : p.outer_shape()) {
+    for (const Expr& s : p.outer_shape) {
       auto n = evaluate(s, values);
       if (!n) {
         throw ValueError("cannot evaluate the outermost shape of '" + p.name + "': " + to_python(s));
@@ -346,23 +267,22 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
     }
   }
   if (!owned) {
-    if (!program) program = ProgramCache::instance().get(*device, source_.source, joined);
-    owned = std::make_unique<KernelLauncher>(device, *program, source_.name);
+    if (!program) program = ProgramCache::instance().get(*device, plan_.source.source, joined);
+    owned = std::make_unique<KernelLauncher>(device, *program, plan_.source.name);
   }
   KernelLauncher& launcher = *owned;
 
-  for (size_t k = 0; k < source_.args.size(); ++k) {
-    const codegen::KernelArg& a = source_.args[k];
+  for (size_t k = 0; k < plan_.source.args.size(); ++k) {
+    const codegen::KernelArg& a = plan_.source.args[k];
     cl_uint index = static_cast<cl_uint>(k);
-    const ir::Param& p = params[a.param];
+    const PlanParam& p = params[a.param];
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
         const auto& t = std::get<TensorArg>(args[a.param]);
         Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
-        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), written_[a.param],
-                            p.name);
+        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), p.written, p.name);
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();
@@ -453,7 +373,7 @@ double seconds_of(const std::function<void()>& f) {
 size_t num_timing_runs() { return g_timing_runs; }
 
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
-  if (meta_symbols_.empty()) return {};
+  if (plan_.meta_symbols.empty()) return {};
   std::string key = current_device()->cache_key() + "|" + bound.key;
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
@@ -471,12 +391,12 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   };
 
   // Chosen by an earlier process, or by one tuning it now (whose lock we wait for)?
-  std::string disk_key = source_.name + "|" + std::to_string(fnv1a(source_.source)) + "|" + key;
+  std::string disk_key = plan_.source.name + "|" + std::to_string(fnv1a(plan_.source.source)) + "|" + key;
   EntryLock entry_lock = DiskCache::instance().lock("tuning", disk_key);
   if (auto text = DiskCache::instance().read("tuning", disk_key)) {
     auto config = tune::parse_config(*text);
-    bool complete = config && config->size() == meta_symbols_.size();
-    for (const std::string& name : meta_symbols_) complete = complete && config->count(name);
+    bool complete = config && config->size() == plan_.meta_symbols.size();
+    for (const std::string& name : plan_.meta_symbols) complete = complete && config->count(name);
     if (complete) {
       keep({key, {}, *config, true});
       return *config;
@@ -485,16 +405,16 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
 
   // The candidates that fit.
   std::vector<tune::MetaSymbol> symbols;
-  for (const std::string& name : meta_symbols_) symbols.push_back({name, symbols_.at(name)});
+  for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
   auto fits = [&](const tune::Config& config) {
     SymbolMap values = bound.values;
     for (const auto& [name, value] : config) values[name] = Expr(value);
-    auto bytes = evaluate(source_.private_bytes, values);
+    auto bytes = evaluate(plan_.source.private_bytes, values);
     if (!bytes || *bytes > kPrivateMemoryBudget) return false;
-    for (const ir::Param& p : lowered_.params) {
+    for (const PlanParam& p : plan_.params) {
       if (p.scalar) continue;
       int64_t elements = 1;
-      for (const Expr& size : p.block_shape())
+      for (const Expr& size : p.block_shape)
         elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
       if (elements > kTuningBlockBudget) return false;
     }
@@ -502,18 +422,18 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   };
   std::vector<tune::Config> space =
       tune::config_space(symbols, fits, max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs);
-  if (space.empty()) return default_config_;  // nothing fits: the default's launch says why
+  if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors
   // (nor applies atomics twice).
   std::vector<std::vector<char>> scratch;
   std::vector<LaunchArg> scratch_args = args;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!written_[i] || !std::holds_alternative<TensorArg>(args[i])) continue;
+    if (!plan_.params[i].written || !std::holds_alternative<TensorArg>(args[i])) continue;
     TensorArg& t = std::get<TensorArg>(scratch_args[i]);
     Span span = span_of(t);
     if (span.empty) continue;
-    int64_t item = dtype_bytes(lowered_.params[i].dtype);
+    int64_t item = dtype_bytes(plan_.params[i].dtype);
     const char* base = static_cast<const char*>(t.data) + span.lo * item;
     scratch.emplace_back(base, base + span.elements() * item);
     t.data = scratch.back().data() - span.lo * item;
@@ -528,7 +448,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       builds.push_back(std::async(std::launch::async, [this, &bound, &device, config] {
         try {
           SymbolMap values;
-          ProgramCache::instance().get(*device, source_.source, build_options(bound, config, values));
+          ProgramCache::instance().get(*device, plan_.source.source, build_options(bound, config, values));
         } catch (const std::exception&) {
           // timed below as a failure
         }

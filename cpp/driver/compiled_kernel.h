@@ -1,8 +1,9 @@
 // CompiledKernel: a traced kernel made runnable.
 //
-// In: the traced IR of one specialisation (parameter dtypes fixed). At
-// construction it is verified, lowered (single-use Lets inlined) and turned
-// into OpenCL C once. A launch binds the caller's tensors and scalars to the
+// In: the traced IR of one specialisation (parameter dtypes fixed), or the
+// LaunchPlan an ahead-of-time library embeds. From IR, at construction it is
+// verified, lowered (single-use Lets inlined) and turned into OpenCL C and a
+// LaunchPlan once; everything after reads the plan alone. A launch binds the caller's tensors and scalars to the
 // arranged parameters: sizes and strides (in elements) from the tensors,
 // constexpr values by name, meta values from the configuration; checks that
 // every arranged tensor has the same outermost shape; builds the program for
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "codegen/opencl/kernel_source.h"
+#include "driver/launch_plan.h"
 #include "ir/ir.h"
 #include "lower/program_layout.h"
 #include "runtime/device.h"
@@ -41,7 +43,6 @@ struct ScalarArg {
 };
 
 using LaunchArg = std::variant<TensorArg, ScalarArg>;
-using SymbolValues = std::map<std::string, int64_t>;
 
 // What auto-tuning did for one key (sizes, strides, constexpr values, device).
 struct TuningRecord {
@@ -57,14 +58,17 @@ size_t num_timing_runs();
 class CompiledKernel {
  public:
   explicit CompiledKernel(const ir::Kernel& traced);
+  explicit CompiledKernel(LaunchPlan plan);
 
-  const std::string& source() const { return source_.source; }
+  const std::string& source() const { return plan_.source.source; }
+  // The lowered IR (empty for a kernel made from a plan).
   const ir::Kernel& lowered() const { return lowered_; }
+  const LaunchPlan& plan() const { return plan_; }
   // Symbols the caller must give by keyword, and those the compiler chooses.
-  const std::vector<std::string>& constexpr_symbols() const { return constexpr_symbols_; }
-  const std::vector<std::string>& meta_symbols() const { return meta_symbols_; }
+  const std::vector<std::string>& constexpr_symbols() const { return plan_.constexpr_symbols; }
+  const std::vector<std::string>& meta_symbols() const { return plan_.meta_symbols; }
   // The configuration used for meta symbols when none is given.
-  const SymbolValues& default_config() const { return default_config_; }
+  const SymbolValues& default_config() const { return plan_.default_config; }
 
   // Runs the kernel; returns the device time in seconds. Without `config`,
   // meta symbols take the configuration tuned for these arguments: chosen by
@@ -97,14 +101,8 @@ class CompiledKernel {
   };
 
   ir::Kernel lowered_;
-  codegen::KernelSource source_;
+  LaunchPlan plan_;
   lower::ProgramLayout layout_{{}};
-  std::map<std::string, SymbolAttrs> symbols_;  // constexpr/meta symbols the kernel needs
-  std::vector<std::string> constexpr_symbols_, meta_symbols_;
-  std::set<std::string> size_symbols_;           // sizes of the sources: bound from the tensors
-  std::vector<std::string> block_size_symbols_;  // at least 1 at launch (ir::block_size_symbols)
-  SymbolValues default_config_;
-  std::vector<bool> written_;
   // Threads: launch() may run in many threads at once. mutex_ guards the
   // members below it; tuning_mutex_ lets one thread tune at a time (the
   // others then find its choice). Everything above is set by the constructor.

@@ -8,6 +8,7 @@ from ninetoothed import _copying  # noqa: F401 - copy and pickle support for Ten
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
 from ninetoothed._core import current_device, list_devices, select_device
 from ninetoothed.kernel import jit, make
+from ninetoothed.build import build
 from ninetoothed import naming  # noqa: F401 - an attribute after `import ninetoothed`, as upstream
 
 bfloat16 = DType.bfloat16
@@ -28,6 +29,7 @@ __all__ = [
     "Tensor",
     "make",
     "jit",
+    "build",
     "current_device",
     "list_devices",
     "select_device",

@@ -256,14 +256,8 @@ def _is_float(dtype):
     return dtype in (DType.float16, DType.bfloat16, DType.float32, DType.float64)
 
 
-def _launch_options(caller, num_warps, num_stages, max_num_configs):
+def _launch_options(num_warps, num_stages, max_num_configs):
     """Checks make()/jit()'s upstream keywords; returns them as Kernel keywords."""
-    if caller != "torch":
-        raise NotImplementedError(
-            f"caller={caller!r} asks for an ahead-of-time build (upstream's ninetoothed.aot), "
-            "which NineToothed on OpenCL does not offer yet; use caller='torch' (the default) "
-            "to get a kernel called from Python"
-        )
     for name, value in (("num_warps", num_warps), ("num_stages", num_stages), ("max_num_configs", max_num_configs)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be a positive int or None, got {value!r}")
@@ -287,15 +281,20 @@ def make(
     parameters match them by position. The keywords are upstream's:
     `kernel_name` names the kernel; `max_num_configs` caps the auto-tuning
     candidates; `num_warps` and `num_stages` are kept on the kernel (they will
-    steer the work-group size once kernels run on work-groups). `caller` other
-    than "torch" and `output_dir` belong to ahead-of-time builds, which are not
-    offered yet.
+    steer the work-group size once kernels run on work-groups). A `caller`
+    other than "torch" ("opencl") builds the kernel ahead of time into a C
+    library in `output_dir` named `kernel_name` (ninetoothed.aot) and returns
+    a callable over that library.
     """
-    options = _launch_options(caller, num_warps, num_stages, max_num_configs)
+    options = _launch_options(num_warps, num_stages, max_num_configs)
+    if caller != "torch":
+        from ninetoothed import aot
+
+        return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir)
     if output_dir is not None:
-        raise NotImplementedError(
-            "output_dir is where upstream writes an ahead-of-time build (caller other than 'torch'), "
-            "which NineToothed on OpenCL does not offer yet"
+        raise ValueError(
+            "output_dir is where an ahead-of-time build is written: give caller='opencl' with it, "
+            "or leave it out for a kernel called from Python"
         )
     arranged = arrangement(*tensors)
     if not isinstance(arranged, (tuple, list)):
@@ -305,7 +304,13 @@ def make(
 
 def jit(func=None, *, caller="torch", kernel_name=None, num_warps=None, num_stages=None, max_num_configs=None):
     """Compiles a function whose parameters are annotated with arranged tensors (keywords as make())."""
-    options = _launch_options(caller, num_warps, num_stages, max_num_configs)
+    if caller != "torch":
+        raise NotImplementedError(
+            f"jit(caller={caller!r}): ahead-of-time kernels are built with ninetoothed.make(..., "
+            "caller='opencl', kernel_name=..., output_dir=...) or ninetoothed.build; jit makes kernels "
+            "called from Python (caller='torch')"
+        )
+    options = _launch_options(num_warps, num_stages, max_num_configs)
 
     def decorate(function):
         annotations = []

@@ -1,0 +1,67 @@
+// LaunchPlan: everything launching a generated kernel needs, and nothing of
+// the IR it came from.
+//
+// In: a lowered kernel and its generated OpenCL C (make_launch_plan). Out:
+// the source, the kernel's arguments, and per parameter its dtype, the
+// source tensor's size expressions and stride symbols, the outermost and
+// block shapes, and whether the kernel writes it; the constexpr and meta
+// symbols with their attributes and the default configuration.
+//
+// A plan is written as text (format_launch_plan) and read back
+// (parse_launch_plan) unchanged: expressions as Python source, read by the
+// symbolic parser. That text is what an ahead-of-time library embeds
+// (cpp/aot): a library launches, tunes and caches with the same driver as
+// the Python module, with no IR and no Python in the process.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/opencl/kernel_source.h"
+#include "symbolic/expr.h"
+#include "tensor/dtype.h"
+
+namespace nt {
+
+namespace ir {
+struct Kernel;
+}
+
+using SymbolValues = std::map<std::string, int64_t>;
+
+struct PlanParam {
+  std::string name;
+  DType dtype = DType::float32;
+  bool scalar = false;
+  bool constexpr_ = false;
+  bool written = false;
+  std::vector<Expr> source_shape;           // sizes of the source tensor
+  std::vector<std::string> stride_symbols;  // its stride symbols, per dimension
+  bool has_outer_level = false;
+  std::vector<Expr> outer_shape;  // one program per element
+  std::vector<Expr> block_shape;  // the innermost level
+};
+
+struct LaunchPlan {
+  codegen::KernelSource source;
+  std::vector<PlanParam> params;
+  int grid_param = -1;  // whose outermost shape is the grid; -1: one program
+  std::vector<std::string> constexpr_symbols;   // given by the caller (not sizes)
+  std::vector<std::string> meta_symbols;        // chosen by tuning
+  std::vector<std::string> block_size_symbols;  // at least 1 at launch
+  SymbolValues default_config;                  // for meta symbols
+  // Values of constexpr scalar parameters fixed when the plan was made (an
+  // ahead-of-time build bakes them in, as upstream); by parameter index.
+  std::map<int, double> fixed_scalars;
+};
+
+LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource source);
+
+std::string format_launch_plan(const LaunchPlan& plan);
+// Throws ValueError naming the line when `text` is not a plan.
+LaunchPlan parse_launch_plan(const std::string& text);
+
+}  // namespace nt

@@ -1,0 +1,282 @@
+"""`ninetoothed.build`: every configuration of a premake in one C library.
+
+Each configuration `(args, kwargs, compilation_configs)` is one variant:
+`premake(*args, **kwargs)` gives its arrangement, application and tensors,
+traced and written as the ahead-of-time kernel `NAME_<values>` (ninetoothed.aot).
+The library's `launch_NAME(stream, tensors..., int configuration...)` is a
+dispatcher, as upstream's: the configuration arguments are premake's
+parameters (named `<name>_`, defaults applied) and the compilation configs,
+as ints (a dtype is its NineToothedDataType, a bool 0/1, None 0); the variant
+whose values they equal runs, and none matching returns
+NINETOOTHED_ERROR_NO_VARIANT.
+
+With `meta_parameters`, those configuration arguments (and the compilation
+configs) are tuned at build time instead of passed: for each combination of
+the other arguments, every variant is timed on representative tensors (the
+premake's sizes where it fixes them, 256 per symbolic size — 65536 for a
+one-dimensional tensor — otherwise) and the fastest kept; the dispatcher
+then takes only the other arguments. The choices are written to NAME.csv in
+upstream's layout and kept in NAME.json.
+
+Variants are traced in this process (tracing takes milliseconds) and
+compiled by parallel compiler processes; a library whose sources are
+unchanged is reused from `output_dir` rather than rebuilt.
+"""
+
+import ctypes
+import inspect
+import pathlib
+import time
+
+from ninetoothed import aot
+
+_DEFAULT_SIZE = 256
+_DEFAULT_SIZE_1D = 65536
+
+
+def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=None, output_dir=None, lazy=False):
+    """Builds a kernel from a ``premake`` function and its ``configs`` into one library.
+
+    :param premake: returns ``(arrangement, application, tensors)`` for a configuration.
+    :param configs: ``(args, kwargs, compilation_configs)`` tuples; ``args`` and ``kwargs`` go to
+        ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``.
+    :param meta_parameters: names of premake parameters tuned at build time instead of passed.
+    :param caller: who calls the kernel: "opencl" (the default) for a C library.
+    :param kernel_name: the library's name: ``launch_<kernel_name>`` in ``<kernel_name>.h``.
+    :param output_dir: where the library is written.
+    :param lazy: build at the first call instead of now.
+    :return: a callable taking the tensors, then the configuration arguments.
+    """
+    caller = "opencl" if caller is None else caller
+    aot.check_caller(caller)
+    aot.check_kernel_name(kernel_name)
+    if output_dir is None:
+        raise ValueError("build() needs output_dir: the directory the library is written to")
+    output_dir = pathlib.Path(output_dir)
+    configs = tuple(configs)
+    if not configs:
+        raise ValueError("build() needs at least one configuration")
+    for config in configs:
+        if not (isinstance(config, tuple) and len(config) == 3):
+            raise ValueError(f"a configuration is (args, kwargs, compilation_configs); got {config!r}")
+    meta_parameters = tuple(meta_parameters) if meta_parameters is not None else None
+    if lazy:
+        return _LazyKernel(lambda: build(premake, configs, meta_parameters=meta_parameters, caller=caller,
+                                         kernel_name=kernel_name, output_dir=output_dir))
+    output_dir.mkdir(parents=True, exist_ok=True)
+
+    variants = [_variant(premake, config, kernel_name) for config in configs]
+    names = [v["name"] for v in variants]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ValueError(f"configurations repeat: {', '.join(sorted(duplicates))}")
+    tensor_params = _union(v["record"]["params"] for v in variants)
+    config_params = list(dict.fromkeys(name for v in variants for name in v["record"]["combination"]))
+    meta_params = []
+    if meta_parameters is not None:
+        compilation = {name for config in configs for name in config[2]}
+        meta_params = [n for n in config_params if n.removesuffix("_") in meta_parameters or n in compilation]
+        unknown = set(meta_parameters) - {n.removesuffix("_") for n in config_params}
+        if unknown:
+            raise ValueError(f"meta_parameters {sorted(unknown)} are not parameters of the premake")
+    files = {v["name"]: v["files"] for v in variants}
+    expected = aot.fingerprint(*(text for name in sorted(files) for text in files[name]),
+                               repr(tensor_params), repr(config_params), repr(meta_params))
+    manifest = aot.read_manifest(output_dir, kernel_name)
+    if (manifest is not None and manifest.get("fingerprint") == expected
+            and (output_dir / f"{kernel_name}.so").is_file()):
+        return aot.AotKernel(output_dir, kernel_name)
+
+    aot.write_header(output_dir)
+    sources = []
+    for name, (header, source) in files.items():
+        aot._write_atomically(output_dir / f"{name}.h", header)
+        aot._write_atomically(output_dir / f"{name}.cpp", source)
+        sources.append(output_dir / f"{name}.cpp")
+    objects = aot.compile_objects(sources, output_dir)
+    records = [v["record"] for v in variants]
+    manifest = {
+        "kernel_name": kernel_name,
+        "fingerprint": expected,
+        "variants": records,
+        "tensor_params": tensor_params,
+        "config_params": config_params,
+        "meta_params": meta_params,
+        "tuned": None,
+    }
+    if meta_params:
+        manifest["tuned"] = _tune(variants, config_params, meta_params, tensor_params, objects, output_dir, kernel_name)
+        _write_csv(output_dir / f"{kernel_name}.csv", manifest["tuned"])
+    dispatcher = _dispatcher(kernel_name, records, tensor_params, config_params, meta_params, manifest["tuned"])
+    aot._write_atomically(output_dir / f"{kernel_name}.h", dispatcher[0])
+    aot._write_atomically(output_dir / f"{kernel_name}.cpp", dispatcher[1])
+    objects += aot.compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir)
+    aot.link_library(kernel_name, objects, output_dir)
+    for obj in objects:
+        obj.unlink(missing_ok=True)
+    aot.write_manifest(output_dir, kernel_name, manifest)
+    return aot.AotKernel(output_dir, kernel_name)
+
+
+class _LazyKernel:
+    """Builds at the first call (build(..., lazy=True))."""
+
+    def __init__(self, factory):
+        self._factory = factory
+        self._kernel = None
+
+    def __call__(self, *args):
+        if self._kernel is None:
+            self._kernel = self._factory()
+        return self._kernel(*args)
+
+
+def _variant(premake, config, kernel_name):
+    args, kwargs, compilation_configs = config
+    bound = inspect.signature(premake).bind(*args, **kwargs)
+    bound.apply_defaults()
+    combination = {f"{name}_": aot.config_value(value) for name, value in bound.arguments.items()}
+    for name, value in compilation_configs.items():
+        combination[name] = aot.config_value(value)
+    suffix = "_".join(str(v).replace("-", "m") for v in combination.values())
+    name = f"{kernel_name}_{suffix}" if suffix else f"{kernel_name}_0"
+    arrangement, application, tensors = premake(*args, **kwargs)
+    plan, params = aot.trace_kernel(arrangement, application, tensors, name)
+    files = aot.kernel_files(name, [p["name"] for p in params], plan)
+    shapes = [_representative_shape(t) for t in tensors]
+    return {
+        "name": name,
+        "files": files,
+        "record": {"name": name, "combination": combination, "params": params, "shapes": shapes},
+    }
+
+
+def _representative_shape(tensor):
+    """The shape tuning runs a tensor at: its fixed sizes, a default for symbolic ones."""
+    if not hasattr(tensor, "source") or tensor.ndim == 0:
+        return []
+    default = _DEFAULT_SIZE_1D if tensor.ndim == 1 else _DEFAULT_SIZE
+    shape = []
+    for size in tensor.shape:
+        shape.append(size if isinstance(size, int) else default)
+    return shape
+
+
+def _union(param_lists):
+    """The tensor parameters of all variants, longest lists first, each name once (as upstream)."""
+    names = {}
+    for params in sorted(param_lists, key=len, reverse=True):
+        for p in params:
+            names.setdefault(p["name"], None)
+    return list(names)
+
+
+def _dispatcher(kernel_name, records, tensor_params, config_params, meta_params, tuned):
+    passed = [n for n in config_params if n not in meta_params] if tuned is not None else config_params
+    tensors = [f"NineToothedTensor {aot.c_identifier(n)}" for n in tensor_params]
+    ints = [f"int {aot.c_identifier(n)}" for n in passed]
+    signature = ", ".join(["NineToothedStream stream"] + tensors + ints)
+    guard = f"NINETOOTHED_KERNEL_{kernel_name.upper()}_H"
+    header = f"""#ifndef {guard}
+#define {guard}
+
+#include "ninetoothed.h"
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+NineToothedResult launch_{kernel_name}({signature});
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* {guard} */
+"""
+    body = []
+    if tuned is not None:
+        body += [f"  int {aot.c_identifier(n)} = 0;" for n in meta_params]
+        branches = []
+        for key, meta in tuned:
+            condition = " && ".join(f"{aot.c_identifier(n)} == {v}" for n, v in zip(passed, key)) or "1"
+            assignments = " ".join(f"{aot.c_identifier(n)} = {v};" for n, v in zip(meta_params, meta))
+            branches.append(f"if ({condition}) {{ {assignments} }}")
+        body.append("  " + "\n  else ".join(branches + ["return NINETOOTHED_ERROR_NO_VARIANT;"]))
+    for record in records:
+        condition = " && ".join(f"{aot.c_identifier(n)} == {v}" for n, v in record["combination"].items()) or "1"
+        arguments = ", ".join(["stream"] + [aot.c_identifier(p["name"]) for p in record["params"]])
+        body.append(f"  if ({condition}) return launch_{record['name']}({arguments});")
+    body.append("  return NINETOOTHED_ERROR_NO_VARIANT;")
+    includes = "\n".join(f'#include "{record["name"]}.h"' for record in records)
+    source = f"""// Written by NineToothed (ninetoothed.build): the dispatcher of {kernel_name}'s variants.
+#include "{kernel_name}.h"
+
+{includes}
+
+extern "C" __attribute__((visibility("default"))) NineToothedResult launch_{kernel_name}({signature}) {{
+""" + "\n".join(body) + "\n}\n"
+    return header, source
+
+
+def _tune(variants, config_params, meta_params, tensor_params, objects, output_dir, kernel_name):
+    """Times each variant per combination of the passed arguments; returns [(key, best meta values)]."""
+    import torch
+
+    passed = [n for n in config_params if n not in meta_params]
+    # The variants alone (their launch functions are exported), timed before the dispatcher exists.
+    timing_name = f"{kernel_name}__tuning"
+    library = aot.link_library(timing_name, objects, output_dir)
+    handle = aot._load(library)
+    for path in (library, output_dir / f"lib{timing_name}.so"):
+        path.unlink(missing_ok=True)
+
+    groups = {}
+    for variant in variants:
+        combination = variant["record"]["combination"]
+        key = tuple(combination.get(n, 0) for n in passed)
+        groups.setdefault(key, []).append(variant)
+    tuned = []
+    for key, group in groups.items():
+        best, best_meta = float("inf"), None
+        for variant in group:
+            record = variant["record"]
+            launch = getattr(handle, f"launch_{record['name']}")
+            launch.restype = ctypes.c_int
+            seconds = _time_variant(launch, record, torch)
+            meta = tuple(record["combination"].get(n, 0) for n in meta_params)
+            if best_meta is None or seconds < best:
+                best, best_meta = seconds, meta
+        tuned.append([list(key), list(best_meta)])
+    return tuned
+
+
+def _time_variant(launch, record, torch):
+    """Best of three runs after a warm-up (which builds the program); infinity if it fails."""
+    keep = []
+    arguments = [ctypes.c_void_p(None)]
+    for param, shape in zip(record["params"], record["shapes"]):
+        if param["scalar"]:
+            value = 1 if param["dtype"] is None or not param["dtype"].startswith("float") else 1.0
+            arguments.append(aot._c_tensor(param, param["name"], value, keep))
+            continue
+        dtype = getattr(torch, param["dtype"])
+        tensor = torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.zeros(shape, dtype=dtype)
+        arguments.append(aot._c_tensor(param, param["name"], tensor, keep))
+    if launch(*arguments) != 0:
+        return float("inf")
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        if launch(*arguments) != 0:
+            return float("inf")
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _write_csv(path, tuned):
+    """The choices in upstream's NAME.csv layout: an empty row, the default, then key and choice rows."""
+    rows = [[], tuned[0][1] if tuned else []]
+    for key, meta in tuned:
+        rows += [key, meta]
+    aot._write_atomically(path, "".join(",".join(str(v) for v in row) + "\n" for row in rows))
