@@ -54,23 +54,47 @@ ScalarArg scalar_of(const PlanParam& p, const void* data) {
   ScalarArg s;
   s.is_float = dtype_is_float(p.dtype);
   switch (p.dtype) {
-    case DType::float64: s.float_value = read<double>(data); break;
-    case DType::float32: s.float_value = read<float>(data); break;
-    case DType::float16: s.float_value = half_to_float(read<uint16_t>(data)); break;
+    case DType::float64:
+      s.float_value = read<double>(data);
+      break;
+    case DType::float32:
+      s.float_value = read<float>(data);
+      break;
+    case DType::float16:
+      s.float_value = half_to_float(read<uint16_t>(data));
+      break;
     case DType::bfloat16: {
       uint32_t bits = static_cast<uint32_t>(read<uint16_t>(data)) << 16;
       s.float_value = read<float>(&bits);
       break;
     }
-    case DType::int8: s.int_value = read<int8_t>(data); break;
-    case DType::int16: s.int_value = read<int16_t>(data); break;
-    case DType::int32: s.int_value = read<int32_t>(data); break;
-    case DType::int64: s.int_value = read<int64_t>(data); break;
-    case DType::uint8: s.int_value = read<uint8_t>(data); break;
-    case DType::boolean: s.int_value = read<uint8_t>(data) != 0; break;
-    case DType::uint16: s.int_value = read<uint16_t>(data); break;
-    case DType::uint32: s.int_value = read<uint32_t>(data); break;
-    case DType::uint64: s.int_value = static_cast<int64_t>(read<uint64_t>(data)); break;
+    case DType::int8:
+      s.int_value = read<int8_t>(data);
+      break;
+    case DType::int16:
+      s.int_value = read<int16_t>(data);
+      break;
+    case DType::int32:
+      s.int_value = read<int32_t>(data);
+      break;
+    case DType::int64:
+      s.int_value = read<int64_t>(data);
+      break;
+    case DType::uint8:
+      s.int_value = read<uint8_t>(data);
+      break;
+    case DType::boolean:
+      s.int_value = read<uint8_t>(data) != 0;
+      break;
+    case DType::uint16:
+      s.int_value = read<uint16_t>(data);
+      break;
+    case DType::uint32:
+      s.int_value = read<uint32_t>(data);
+      break;
+    case DType::uint64:
+      s.int_value = static_cast<int64_t>(read<uint64_t>(data));
+      break;
   }
   return s;
 }
@@ -97,14 +121,15 @@ std::vector<LaunchArg> launch_args(const LaunchPlan& plan, const NtAotTensor* ar
       continue;
     }
     size_t ndim = p.source_shape.size();
-    if (!a.shape || !a.strides) throw Failure{NT_AOT_INVALID_ARGUMENT, which + " has a NULL shape or strides"};
+    if (!a.shape || !a.strides)
+      throw Failure{NT_AOT_INVALID_ARGUMENT, which + " has a NULL shape or strides"};
     TensorArg t;
     t.data = a.data;
     bool empty = false;
     for (size_t d = 0; d < ndim; ++d) {
       if (a.shape[d] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 2)) {
-        throw Failure{NT_AOT_INVALID_ARGUMENT,
-                      which + " has size " + std::to_string(a.shape[d]) + " in dimension " + std::to_string(d)};
+        throw Failure{NT_AOT_INVALID_ARGUMENT, which + " has size " + std::to_string(a.shape[d]) +
+                                                   " in dimension " + std::to_string(d)};
       }
       t.shape.push_back(static_cast<int64_t>(a.shape[d]));
       t.strides.push_back(a.strides[d]);
@@ -131,10 +156,6 @@ CompiledKernel& kernel_of(const char* plan, size_t plan_size, void** state) {
 int launch(const char* plan, size_t plan_size, void** state, void* stream, const NtAotTensor* args,
            size_t num_args) {
   if (!plan || !state) throw Failure{NT_AOT_INTERNAL, "the library passed no plan"};
-  if (stream) {
-    throw Failure{NT_AOT_STREAM, "pass NULL as the stream: the kernel runs on the library's own queue on "
-                                 "the device NINETOOTHED_DEVICE names"};
-  }
   CompiledKernel* kernel;
   try {
     kernel = &kernel_of(plan, plan_size, state);
@@ -142,6 +163,19 @@ int launch(const char* plan, size_t plan_size, void** state, void* stream, const
     throw Failure{NT_AOT_INTERNAL, e.what()};
   }
   std::vector<LaunchArg> launch = launch_args(kernel->plan(), args, num_args);
+  if (!stream) {
+    kernel->launch(launch, {});
+    return NT_AOT_SUCCESS;
+  }
+  // The caller's queue: its device, in its context.
+  auto queue = static_cast<cl_command_queue>(stream);
+  std::shared_ptr<Device> device;
+  try {
+    device = device_of_queue(queue);
+  } catch (const RuntimeError& e) {
+    throw Failure{NT_AOT_STREAM, std::string("the stream is not a usable cl_command_queue: ") + e.what()};
+  }
+  ScopedDevice scope(device, queue);
   kernel->launch(launch, {});
   return NT_AOT_SUCCESS;
 }
@@ -191,17 +225,28 @@ extern "C" int ninetoothed_aot_launch(const char* plan, size_t plan_size, void**
 
 extern "C" const char* ninetoothed_aot_error_string(int code) {
   switch (code) {
-    case NT_AOT_SUCCESS: return "success";
-    case NT_AOT_NO_VARIANT: return "no built variant of the kernel matches the configuration arguments";
-    case NT_AOT_INVALID_ARGUMENT: return "an invalid argument: NULL data, shape or strides, or a size beyond int64";
-    case NT_AOT_INVALID_VALUE: return "the arguments' sizes or strides disagree with the kernel, or a value is out of bounds";
-    case NT_AOT_DEVICE: return "no OpenCL device is available, or an OpenCL call failed";
-    case NT_AOT_BUILD: return "the OpenCL program failed to build";
-    case NT_AOT_FORKED: return "OpenCL cannot be used in a forked child of a process that used it; use spawn";
-    case NT_AOT_OUT_OF_MEMORY: return "out of memory";
-    case NT_AOT_STREAM: return "the stream cannot be used: pass NULL";
-    case NT_AOT_INTERNAL: return "an internal error (the library's embedded plan is unreadable, or another failure)";
-    default: return "an unknown result code";
+    case NT_AOT_SUCCESS:
+      return "success";
+    case NT_AOT_NO_VARIANT:
+      return "no built variant of the kernel matches the configuration arguments";
+    case NT_AOT_INVALID_ARGUMENT:
+      return "an invalid argument: NULL data, shape or strides, or a size beyond int64";
+    case NT_AOT_INVALID_VALUE:
+      return "the arguments' sizes or strides disagree with the kernel, or a value is out of bounds";
+    case NT_AOT_DEVICE:
+      return "no OpenCL device is available, or an OpenCL call failed";
+    case NT_AOT_BUILD:
+      return "the OpenCL program failed to build";
+    case NT_AOT_FORKED:
+      return "OpenCL cannot be used in a forked child of a process that used it; use spawn";
+    case NT_AOT_OUT_OF_MEMORY:
+      return "out of memory";
+    case NT_AOT_STREAM:
+      return "the stream is not a usable cl_command_queue (pass one, or NULL for the default device)";
+    case NT_AOT_INTERNAL:
+      return "an internal error (the library's embedded plan is unreadable, or another failure)";
+    default:
+      return "an unknown result code";
   }
 }
 

@@ -1,8 +1,10 @@
 // The entry points of an ahead-of-time library's kernels.
 //
 // In: a kernel's LaunchPlan text (embedded in the library the AOT writer
-// generates, python/ninetoothed/aot.py), the caller's command queue (or
-// NULL) and one NineToothedTensor per parameter. Out: the kernel has run, or
+// generates, python/ninetoothed/aot.py), the caller's command queue (a
+// cl_command_queue: the kernel runs on its device, in its context, and is
+// finished when the call returns; or NULL: the library's own queue on the
+// device NINETOOTHED_DEVICE names) and one NineToothedTensor per parameter. Out: the kernel has run, or
 // a non-zero NineToothedResult says why not; nothing is thrown across this
 // boundary and no Python is involved. The first launch of a plan parses it
 // into a CompiledKernel kept in `*state` (one per kernel of the library);
@@ -34,7 +36,7 @@ enum NtAotResult {
   NT_AOT_BUILD = 5,             // the OpenCL program failed to build
   NT_AOT_FORKED = 6,            // a forked child of a process that used OpenCL
   NT_AOT_OUT_OF_MEMORY = 7,
-  NT_AOT_STREAM = 8,  // the stream is not a command queue this library can use
+  NT_AOT_STREAM = 8,    // the stream is not a command queue this library can use
   NT_AOT_INTERNAL = 9,  // the embedded plan is unreadable, or another failure
 };
 

@@ -292,8 +292,11 @@ void bind_kernel(py::module_& m) {
 
   py::class_<CompiledKernel, std::shared_ptr<CompiledKernel>>(
       m, "CompiledKernel", "One specialisation of a kernel, ready to launch.")
-      .def(py::init([](const py::bytes& plan) { return std::make_shared<CompiledKernel>(parse_launch_plan(plan)); }),
-           py::arg("launch_plan"), "A kernel from a launch plan's text (what an ahead-of-time library embeds).")
+      .def(py::init([](const py::bytes& plan) {
+             return std::make_shared<CompiledKernel>(parse_launch_plan(plan));
+           }),
+           py::arg("launch_plan"),
+           "A kernel from a launch plan's text (what an ahead-of-time library embeds).")
       .def_property_readonly("source", &CompiledKernel::source)
       .def(
           "launch_plan",

@@ -129,8 +129,8 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
     const auto& t = std::get<TensorArg>(args[i]);
     const size_t ndim = p.source_shape.size();
     if (t.shape.size() != ndim || t.strides.size() != ndim) {
-      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " + std::to_string(ndim) +
-                       " dimensions, got " + std::to_string(t.shape.size()));
+      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " +
+                       std::to_string(ndim) + " dimensions, got " + std::to_string(t.shape.size()));
     }
     for (size_t d = 0; d < ndim; ++d) {
       const Expr& size = p.source_shape[d];

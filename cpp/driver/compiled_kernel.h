@@ -3,12 +3,11 @@
 // In: the traced IR of one specialisation (parameter dtypes fixed), or the
 // LaunchPlan an ahead-of-time library embeds. From IR, at construction it is
 // verified, lowered (single-use Lets inlined) and turned into OpenCL C and a
-// LaunchPlan once; everything after reads the plan alone. A launch binds the caller's tensors and scalars to the
-// arranged parameters: sizes and strides (in elements) from the tensors,
-// constexpr values by name, meta values from the configuration; checks that
-// every arranged tensor has the same outermost shape; builds the program for
-// that configuration (`-DNAME=value`, kept in the ProgramCache); wraps the
-// tensors' memory and runs one program per element of the outermost shape.
+// LaunchPlan once; everything after reads the plan alone. A launch binds the caller's tensors and scalars to
+// the arranged parameters: sizes and strides (in elements) from the tensors, constexpr values by name, meta
+// values from the configuration; checks that every arranged tensor has the same outermost shape; builds the
+// program for that configuration (`-DNAME=value`, kept in the ProgramCache); wraps the tensors' memory and
+// runs one program per element of the outermost shape.
 #pragma once
 
 #include <cstdint>

@@ -4,11 +4,12 @@
 // expressions are Python source (symbolic/printer), read back by the
 // symbolic parser; the OpenCL C comes last, after a line giving its length
 // in bytes. The first line names the format and its version.
+#include "driver/launch_plan.h"
+
 #include <charconv>
 #include <cstdio>
 #include <sstream>
 
-#include "driver/launch_plan.h"
 #include "support/errors.h"
 #include "symbolic/parser.h"
 #include "symbolic/printer.h"
@@ -100,8 +101,8 @@ class Reader {
 };
 
 void expect_fields(const Reader& r, const std::vector<std::string>& f, size_t n) {
-  if (f.size() != n) r.fail("'" + f[0] + "' has " + std::to_string(f.size() - 1) + " fields, not " +
-                            std::to_string(n - 1));
+  if (f.size() != n)
+    r.fail("'" + f[0] + "' has " + std::to_string(f.size() - 1) + " fields, not " + std::to_string(n - 1));
 }
 
 }  // namespace
@@ -113,16 +114,17 @@ std::string format_launch_plan(const LaunchPlan& plan) {
   out << "grid\t" << plan.grid_param << '\n';
   out << "private_bytes\t" << to_python(plan.source.private_bytes) << '\n';
   for (const auto& [name, a] : plan.source.symbols) {
-    out << "symbol\t" << name << '\t' << a.constexpr_ << '\t' << a.meta << '\t' << optional_text(a.lower_bound)
-        << '\t' << optional_text(a.upper_bound) << '\t' << a.power_of_two << '\n';
+    out << "symbol\t" << name << '\t' << a.constexpr_ << '\t' << a.meta << '\t'
+        << optional_text(a.lower_bound) << '\t' << optional_text(a.upper_bound) << '\t' << a.power_of_two
+        << '\n';
   }
   put_names(out, "constexpr_symbols", plan.constexpr_symbols);
   put_names(out, "meta_symbols", plan.meta_symbols);
   put_names(out, "block_size_symbols", plan.block_size_symbols);
   for (const auto& [name, value] : plan.default_config) out << "default\t" << name << '\t' << value << '\n';
   for (const PlanParam& p : plan.params) {
-    out << "param\t" << p.name << '\t' << dtype_name(p.dtype) << '\t' << p.scalar << '\t' << p.constexpr_ << '\t'
-        << p.written << '\t' << p.has_outer_level << '\n';
+    out << "param\t" << p.name << '\t' << dtype_name(p.dtype) << '\t' << p.scalar << '\t' << p.constexpr_
+        << '\t' << p.written << '\t' << p.has_outer_level << '\n';
     put_exprs(out, "source_shape", p.source_shape);
     put_names(out, "strides", p.stride_symbols);
     put_exprs(out, "outer_shape", p.outer_shape);
@@ -144,8 +146,11 @@ std::string format_launch_plan(const LaunchPlan& plan) {
 LaunchPlan parse_launch_plan(const std::string& text) {
   Reader r(text);
   LaunchPlan plan;
-  if (r.next_record() != std::vector<std::string>{kMagic}) r.fail("the first line is not '" + std::string(kMagic) + "'");
-  auto names_of = [](const std::vector<std::string>& f) { return std::vector<std::string>(f.begin() + 1, f.end()); };
+  if (r.next_record() != std::vector<std::string>{kMagic})
+    r.fail("the first line is not '" + std::string(kMagic) + "'");
+  auto names_of = [](const std::vector<std::string>& f) {
+    return std::vector<std::string>(f.begin() + 1, f.end());
+  };
   auto exprs_of = [&](const std::vector<std::string>& f) {
     std::vector<Expr> exprs;
     for (size_t i = 1; i < f.size(); ++i) exprs.push_back(r.expr(f[i]));
@@ -181,7 +186,8 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       expect_fields(r, f, 7);
       auto dtype = dtype_from_name(f[2]);
       if (!dtype) r.fail("unknown dtype '" + f[2] + "'");
-      plan.params.push_back(PlanParam{f[1], *dtype, r.flag(f[3]), r.flag(f[4]), r.flag(f[5]), {}, {}, r.flag(f[6])});
+      plan.params.push_back(
+          PlanParam{f[1], *dtype, r.flag(f[3]), r.flag(f[4]), r.flag(f[5]), {}, {}, r.flag(f[6])});
       param = &plan.params.back();
     } else if (tag == "source_shape" || tag == "strides" || tag == "outer_shape" || tag == "block_shape") {
       if (!param) r.fail("'" + tag + "' before any 'param'");
@@ -195,9 +201,11 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "arg") {
       expect_fields(r, f, 5);
       int64_t kind = r.integer(f[1]);
-      if (kind < 0 || kind > static_cast<int>(codegen::KernelArg::Kind::Scalar)) r.fail("unknown argument kind");
-      plan.source.args.push_back({static_cast<codegen::KernelArg::Kind>(kind), static_cast<int>(r.integer(f[2])),
-                                  static_cast<int>(r.integer(f[3])), f[4] == "-" ? "" : f[4]});
+      if (kind < 0 || kind > static_cast<int>(codegen::KernelArg::Kind::Scalar))
+        r.fail("unknown argument kind");
+      plan.source.args.push_back({static_cast<codegen::KernelArg::Kind>(kind),
+                                  static_cast<int>(r.integer(f[2])), static_cast<int>(r.integer(f[3])),
+                                  f[4] == "-" ? "" : f[4]});
     } else if (tag == "source") {
       expect_fields(r, f, 2);
       plan.source.source = r.take_bytes(static_cast<size_t>(r.integer(f[1])));
@@ -217,7 +225,8 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     if (index < 0 || index >= n) r.fail("a fixed value names parameter " + std::to_string(index));
   }
   for (const PlanParam& p : plan.params) {
-    if (p.stride_symbols.size() != p.source_shape.size()) r.fail("'" + p.name + "' has strides of another rank");
+    if (p.stride_symbols.size() != p.source_shape.size())
+      r.fail("'" + p.name + "' has strides of another rank");
   }
   return plan;
 }

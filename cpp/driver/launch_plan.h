@@ -48,7 +48,7 @@ struct PlanParam {
 struct LaunchPlan {
   codegen::KernelSource source;
   std::vector<PlanParam> params;
-  int grid_param = -1;  // whose outermost shape is the grid; -1: one program
+  int grid_param = -1;                          // whose outermost shape is the grid; -1: one program
   std::vector<std::string> constexpr_symbols;   // given by the caller (not sizes)
   std::vector<std::string> meta_symbols;        // chosen by tuning
   std::vector<std::string> block_size_symbols;  // at least 1 at launch

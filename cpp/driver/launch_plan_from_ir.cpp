@@ -125,7 +125,8 @@ LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource sou
     }
     plan.params.push_back(std::move(q));
   }
-  if (const ir::Param* g = ir::grid_param(lowered)) plan.grid_param = static_cast<int>(g - lowered.params.data());
+  if (const ir::Param* g = ir::grid_param(lowered))
+    plan.grid_param = static_cast<int>(g - lowered.params.data());
   for (const auto& [name, attrs] : plan.source.symbols) {
     if (attrs.meta)
       plan.meta_symbols.push_back(name);

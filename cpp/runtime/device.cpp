@@ -132,7 +132,17 @@ ThreadState& thread_state() {
   return state;
 }
 
+// The innermost ScopedDevice of this thread, if any.
+thread_local const ScopedDevice* t_scoped = nullptr;
+
 }  // namespace
+
+Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl_context context)
+    : platform_(platform), device_(device), info_(std::move(info)), serial_(g_next_serial++) {
+  cache_key_ = info_.platform + "|" + info_.name + "|" + device_string(device, CL_DRIVER_VERSION);
+  check(clRetainContext(context), "clRetainContext");
+  context_ = ClContext(context);
+}
 
 Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
     : platform_(platform), device_(device), info_(std::move(info)), serial_(g_next_serial++) {
@@ -146,6 +156,7 @@ Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
 
 cl_command_queue Device::queue() const {
   require_opencl_process();
+  if (t_scoped && t_scoped->device() == this) return t_scoped->queue();
   auto& queues = thread_state().queues;
   auto it = queues.find(serial_);
   if (it == queues.end()) {
@@ -230,6 +241,7 @@ std::vector<DeviceInfo> list_devices() {
 
 std::shared_ptr<Device> current_device() {
   require_opencl_process();
+  if (t_scoped) return t_scoped->shared_device();
   std::lock_guard lock(g_mutex);
   if (!g_current) {
     const char* env = std::getenv("NINETOOTHED_DEVICE");
@@ -246,5 +258,31 @@ std::shared_ptr<Device> select_device(const std::string& selector) {
   g_current = device;
   return device;
 }
+
+std::shared_ptr<Device> device_of_queue(cl_command_queue queue) {
+  cl_context context = nullptr;
+  cl_device_id id = nullptr;
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr),
+        "clGetCommandQueueInfo");
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof id, &id, nullptr), "clGetCommandQueueInfo");
+  static std::mutex mutex;
+  static std::map<std::pair<cl_context, cl_device_id>, std::shared_ptr<Device>> adopted;
+  std::lock_guard lock(mutex);
+  auto& device = adopted[{context, id}];
+  if (!device) {
+    for (const Found& f : discover()) {
+      if (f.device == id) device = std::make_shared<Device>(f.platform, f.device, f.info, context);
+    }
+    if (!device) throw RuntimeError("the command queue's device is not one of list_devices()");
+  }
+  return device;
+}
+
+ScopedDevice::ScopedDevice(std::shared_ptr<Device> device, cl_command_queue queue)
+    : device_(std::move(device)), queue_(queue), outer_(t_scoped) {
+  t_scoped = this;
+}
+
+ScopedDevice::~ScopedDevice() { t_scoped = outer_; }
 
 }  // namespace nt

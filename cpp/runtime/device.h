@@ -44,6 +44,8 @@ struct DeviceInfo {
 class Device {
  public:
   Device(cl_platform_id platform, cl_device_id device, DeviceInfo info);
+  // A device in a caller's context (retained, not created).
+  Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl_context context);
 
   const DeviceInfo& info() const { return info_; }
   cl_device_id id() const { return device_; }
@@ -85,5 +87,29 @@ std::shared_ptr<Device> current_device();
 
 // Make `selector` (an index or text, as NINETOOTHED_DEVICE) the current device.
 std::shared_ptr<Device> select_device(const std::string& selector);
+
+// The device of a caller's command queue (an ahead-of-time kernel's stream),
+// in the queue's own context: one Device per (context, device), kept for the
+// process. Throws RuntimeError when the queue is not a valid command queue.
+std::shared_ptr<Device> device_of_queue(cl_command_queue queue);
+
+// While it lives, on this thread, current_device() is `device` and
+// device->queue() is `queue`: launches go to a caller's command queue.
+class ScopedDevice {
+ public:
+  ScopedDevice(std::shared_ptr<Device> device, cl_command_queue queue);
+  ~ScopedDevice();
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+  const Device* device() const { return device_.get(); }
+  const std::shared_ptr<Device>& shared_device() const { return device_; }
+  cl_command_queue queue() const { return queue_; }
+
+ private:
+  std::shared_ptr<Device> device_;
+  cl_command_queue queue_;
+  const ScopedDevice* outer_;
+};
 
 }  // namespace nt

@@ -278,6 +278,8 @@ def test_lazy_build_waits_for_the_first_call(tmp_path):
 # --- a C program --------------------------------------------------------------------
 
 _C_PROGRAM = r"""
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +304,24 @@ int main(void) {
     int ok = result == NINETOOTHED_SUCCESS;
     for (int i = 0; i < N; ++i) ok = ok && z[i] == x[i] + y[i];
     failures += check("add", ok);
+
+    /* The stream: a command queue of the caller's own context. */
+    cl_platform_id platforms[8];
+    cl_uint num_platforms = 0;
+    cl_device_id device = NULL;
+    clGetPlatformIDs(8, platforms, &num_platforms);
+    for (cl_uint p = 0; p < num_platforms && !device; ++p)
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_CPU, 1, &device, NULL) != CL_SUCCESS) device = NULL;
+    cl_int status;
+    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
+    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
+    for (int i = 0; i < N; ++i) z[i] = NAN;
+    result = launch_add((NineToothedStream)queue, tx, ty, tz);
+    ok = result == NINETOOTHED_SUCCESS;
+    for (int i = 0; i < N; ++i) ok = ok && z[i] == x[i] + y[i];
+    failures += check("add on the caller's queue", ok);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
 
     float *a = malloc(M * K * sizeof(float)), *b = malloc(K * P * sizeof(float)), *c = malloc(M * P * sizeof(float));
     for (int i = 0; i < M * K; ++i) a[i] = (float)((i * 7) % 13) - 6.0f;

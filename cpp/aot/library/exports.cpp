@@ -5,6 +5,8 @@
 
 #define NINETOOTHED_EXPORT extern "C" __attribute__((visibility("default")))
 
-NINETOOTHED_EXPORT const char* ninetoothed_error_string(int code) { return ninetoothed_aot_error_string(code); }
+NINETOOTHED_EXPORT const char* ninetoothed_error_string(int code) {
+  return ninetoothed_aot_error_string(code);
+}
 
 NINETOOTHED_EXPORT const char* ninetoothed_last_error_message(void) { return ninetoothed_aot_last_error(); }
