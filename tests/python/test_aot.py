@@ -379,3 +379,110 @@ def test_a_c_program_calls_the_libraries(tmp_path):
                             env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 failures" in result.stdout
+
+
+# --- launch plans, threads, fork -------------------------------------------------------
+
+
+def test_a_launch_plan_reads_back_as_the_same_kernel(tmp_path):
+    from ninetoothed import _core
+
+    arrangement = functools.partial(softmax_arrangement, BLOCK_SIZE=64)
+    kernels = (
+        (ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1) for _ in range(3))),
+         lambda: (torch.randn(777), torch.randn(777), torch.full((777,), float("nan")))),
+        (ninetoothed.make(matmul_arrangement, matmul_application, tuple(Tensor(2) for _ in range(3))),
+         lambda: (torch.randn(33, 65), torch.randn(65, 17), torch.full((33, 17), float("nan")))),
+        (ninetoothed.make(arrangement, softmax_application, (Tensor(2, other=float("-inf")), Tensor(2))),
+         lambda: (torch.randn(9, 50), torch.full((9, 50), float("nan")))),
+    )
+    for kernel, arguments in kernels:
+        args = arguments()
+        kernel(*args)
+        compiled = kernel._last
+        plan = compiled.launch_plan()
+        again = _core.CompiledKernel(plan)
+        assert again.launch_plan() == plan
+        assert again.source == compiled.source and again.meta_symbols == compiled.meta_symbols
+        output = args[-1]
+        expected = output.clone()
+        output.fill_(float("nan"))
+        again.launch([(t.data_ptr(), tuple(t.shape), t.stride()) for t in args], {}, compiled.default_config)
+        kernel.pin(compiled.default_config)
+        args2 = tuple(t.clone() for t in args)
+        args2[-1].fill_(float("nan"))
+        kernel(*args2)
+        kernel.pin(None)
+        assert torch.equal(output, args2[-1])
+        assert torch.allclose(output, expected, equal_nan=False, atol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ("magic", "truncated", "expression", "parameter", "record"))
+def test_a_damaged_launch_plan_is_a_value_error(damage):
+    from ninetoothed import _core
+
+    kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1) for _ in range(3)))
+    plan = kernel._specialize(kernel._default_signature()).launch_plan()
+    damaged = {
+        "magic": plan.replace(b"launch-plan 1", b"launch-plan 9"),
+        "truncated": plan[: len(plan) - 40],
+        "expression": plan.replace(b"private_bytes\t0", b"private_bytes\t0 +* 1"),
+        "parameter": plan.replace(b"arg\t0\t0", b"arg\t0\t7"),
+        "record": plan.replace(b"grid\t", b"gird\t"),
+    }[damage]
+    assert damaged != plan
+    with pytest.raises(ValueError, match="launch plan"):
+        _core.CompiledKernel(damaged)
+
+
+def test_threads_launch_one_library_at_once(tmp_path):
+    import threading
+
+    kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1, dtype=ninetoothed.float32) for _ in range(3)),
+                              caller="opencl", kernel_name="add", output_dir=tmp_path)
+    failures = []
+
+    def work(seed):
+        generator = torch.Generator().manual_seed(seed)
+        for i in range(40):
+            size = 1 + (seed * 131 + i * 17) % 3000
+            x, y = torch.randn(size, generator=generator), torch.randn(size, generator=generator)
+            z = torch.full((size,), float("nan"))
+            kernel(x, y, z)
+            if not torch.equal(z, x + y):
+                failures.append((seed, i))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_a_forked_child_gets_an_error_code_not_a_hang(tmp_path):
+    import time
+
+    kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1, dtype=ninetoothed.float32) for _ in range(3)),
+                              caller="opencl", kernel_name="add", output_dir=tmp_path)
+    x = torch.randn(10)
+    kernel(x, x, torch.empty(10))
+    pid = os.fork()
+    if pid == 0:  # the child: the library's runtime refuses OpenCL at once
+        try:
+            kernel(x, x, torch.empty(10))
+            os._exit(1)
+        except ninetoothed.aot.AotError as error:
+            os._exit(0 if error.code == 6 and "fork" in str(error) else 2)
+        except BaseException:
+            os._exit(3)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("the forked child hung")
+        time.sleep(0.05)
+    assert os.WEXITSTATUS(status) == 0
