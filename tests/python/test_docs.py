@@ -7,7 +7,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DOCUMENTS = ["README.md", "docs/tutorial.md"]
+DOCUMENTS = ["README.md", "docs/tutorial.md", "docs/aot.md"]
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
