@@ -70,7 +70,16 @@ EntryLock DiskCache::lock(const std::string& kind, const std::string& key) {
   struct flock region {};
   region.l_type = F_WRLCK;
   region.l_whence = SEEK_SET;
-  while (fcntl(fd, F_SETLKW, &region) != 0) {
+  // Open-file-description locks where the system has them: they exclude
+  // each other within one process too (an ahead-of-time library's runtime
+  // copy and the Python module's share a cache directory), and closing
+  // another descriptor of the file never drops them.
+#ifdef F_OFD_SETLKW
+  const int command = F_OFD_SETLKW;
+#else
+  const int command = F_SETLKW;
+#endif
+  while (fcntl(fd, command, &region) != 0) {
     if (errno != EINTR) {
       close(fd);
       return {};
@@ -148,7 +157,8 @@ void DiskCache::write(const std::string& kind, const std::string& key, const std
   std::filesystem::path directory = std::filesystem::path(root) / kind;
   std::filesystem::path path = directory / hex(fnv1a(key));
   std::filesystem::path temporary =
-      directory / (hex(fnv1a(key)) + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++));
+      directory / (hex(fnv1a(key)) + ".tmp." + std::to_string(getpid()) + "." +
+                   hex(reinterpret_cast<uintptr_t>(&counter)) + "." + std::to_string(counter++));
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   std::string data(kMagic);

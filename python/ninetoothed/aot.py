@@ -32,6 +32,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import threading
 
 from ninetoothed._core import DType, Tensor
 
@@ -200,7 +201,7 @@ def write_header(output_dir):
 
 def _write_atomically(path, text):
     path = pathlib.Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temporary.write_text(text)
     os.replace(temporary, path)
 
@@ -296,16 +297,16 @@ def _runtime_files():
     return archive, opencl
 
 
-def compile_objects(sources, output_dir):
-    """Compiles each C++ source in `output_dir` to an object, in parallel compiler processes."""
+def compile_objects(sources, include_dir, object_dir):
+    """Compiles each C++ source to an object in `object_dir`, in parallel compiler processes."""
     compiler = _compiler()
     objects = []
     processes = []
     jobs = max(1, os.cpu_count() or 1)
     for source in sources:
-        obj = pathlib.Path(output_dir) / (pathlib.Path(source).stem + ".o")
+        obj = pathlib.Path(object_dir) / (pathlib.Path(source).stem + ".o")
         command = [compiler, "-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-c", str(source), "-o", str(obj),
-                   "-I", str(output_dir), "-I", str(_RUNTIME_DIR)]
+                   "-I", str(include_dir), "-I", str(_RUNTIME_DIR)]
         processes.append((subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT), command))
         objects.append(obj)
         if len(processes) >= jobs:
@@ -322,18 +323,18 @@ def _wait(entry):
         raise RuntimeError(f"compiling an ahead-of-time kernel failed: {' '.join(command)}\n{output}")
 
 
-def link_library(kernel_name, objects, output_dir):
+def link_library(kernel_name, objects, output_dir, object_dir):
     """Links the objects, the exports and the runtime into NAME.so (and the link libNAME.so)."""
     output_dir = pathlib.Path(output_dir)
     archive, opencl = _runtime_files()
-    exports = compile_objects([_RUNTIME_DIR / "exports.cpp"], output_dir)
+    exports_dir = pathlib.Path(object_dir) / "runtime"
+    exports_dir.mkdir(exist_ok=True)
+    exports = compile_objects([_RUNTIME_DIR / "exports.cpp"], output_dir, exports_dir)
     library = output_dir / f"{kernel_name}.so"
-    temporary = output_dir / f".{kernel_name}.{os.getpid()}.so"
+    temporary = output_dir / f".{kernel_name}.{os.getpid()}.{threading.get_ident()}.so"
     command = [_compiler(), "-shared", "-o", str(temporary), *map(str, objects), *map(str, exports), str(archive),
                opencl, "-lpthread", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    for obj in exports:
-        obj.unlink(missing_ok=True)
     if result.returncode != 0:
         temporary.unlink(missing_ok=True)
         raise RuntimeError(
@@ -437,10 +438,9 @@ def make(arrangement, application, tensors, caller, kernel_name, output_dir):
     write_header(output_dir)
     _write_atomically(output_dir / f"{kernel_name}.h", header)
     _write_atomically(output_dir / f"{kernel_name}.cpp", source)
-    objects = compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir)
-    link_library(kernel_name, objects, output_dir)
-    for obj in objects:
-        obj.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ninetoothed-aot-") as object_dir:
+        objects = compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir, object_dir)
+        link_library(kernel_name, objects, output_dir, object_dir)
     write_manifest(output_dir, kernel_name, manifest)
     return AotKernel(output_dir, kernel_name)
 

@@ -26,6 +26,8 @@ unchanged is reused from `output_dir` rather than rebuilt.
 import ctypes
 import inspect
 import pathlib
+import sys
+import tempfile
 import time
 
 from ninetoothed import aot
@@ -93,7 +95,6 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         aot._write_atomically(output_dir / f"{name}.h", header)
         aot._write_atomically(output_dir / f"{name}.cpp", source)
         sources.append(output_dir / f"{name}.cpp")
-    objects = aot.compile_objects(sources, output_dir)
     records = [v["record"] for v in variants]
     manifest = {
         "kernel_name": kernel_name,
@@ -104,18 +105,28 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         "meta_params": meta_params,
         "tuned": None,
     }
-    if meta_params:
-        manifest["tuned"] = _tune(variants, config_params, meta_params, tensor_params, objects, output_dir, kernel_name)
-        _write_csv(output_dir / f"{kernel_name}.csv", manifest["tuned"])
-    dispatcher = _dispatcher(kernel_name, records, tensor_params, config_params, meta_params, manifest["tuned"])
-    aot._write_atomically(output_dir / f"{kernel_name}.h", dispatcher[0])
-    aot._write_atomically(output_dir / f"{kernel_name}.cpp", dispatcher[1])
-    objects += aot.compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir)
-    aot.link_library(kernel_name, objects, output_dir)
-    for obj in objects:
-        obj.unlink(missing_ok=True)
+    start = time.perf_counter()
+    _progress(kernel_name, f"compiling {len(sources)} variants")
+    with tempfile.TemporaryDirectory(prefix="ninetoothed-build-") as object_dir:
+        objects = aot.compile_objects(sources, output_dir, object_dir)
+        if meta_params:
+            _progress(kernel_name, f"tuning {', '.join(meta_params)} over {len(variants)} variants")
+            manifest["tuned"] = _tune(variants, config_params, meta_params, objects, object_dir, kernel_name)
+            _write_csv(output_dir / f"{kernel_name}.csv", manifest["tuned"])
+        header, source = _dispatcher(kernel_name, records, tensor_params, config_params, meta_params,
+                                     manifest["tuned"])
+        aot._write_atomically(output_dir / f"{kernel_name}.h", header)
+        aot._write_atomically(output_dir / f"{kernel_name}.cpp", source)
+        objects += aot.compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir, object_dir)
+        aot.link_library(kernel_name, objects, output_dir, object_dir)
     aot.write_manifest(output_dir, kernel_name, manifest)
+    _progress(kernel_name, f"built {output_dir / (kernel_name + '.so')} in {time.perf_counter() - start:.1f} s")
     return aot.AotKernel(output_dir, kernel_name)
+
+
+def _progress(kernel_name, message):
+    """One line per phase of a build on stderr (building and tuning can take a while)."""
+    print(f"[ninetoothed.build] {kernel_name}: {message}", file=sys.stderr, flush=True)
 
 
 class _LazyKernel:
@@ -219,17 +230,15 @@ extern "C" __attribute__((visibility("default"))) NineToothedResult launch_{kern
     return header, source
 
 
-def _tune(variants, config_params, meta_params, tensor_params, objects, output_dir, kernel_name):
+def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name):
     """Times each variant per combination of the passed arguments; returns [(key, best meta values)]."""
     import torch
 
     passed = [n for n in config_params if n not in meta_params]
     # The variants alone (their launch functions are exported), timed before the dispatcher exists.
     timing_name = f"{kernel_name}__tuning"
-    library = aot.link_library(timing_name, objects, output_dir)
+    library = aot.link_library(timing_name, objects, object_dir, object_dir)
     handle = aot._load(library)
-    for path in (library, output_dir / f"lib{timing_name}.so"):
-        path.unlink(missing_ok=True)
 
     groups = {}
     for variant in variants:
