@@ -311,7 +311,7 @@ int main(void) {
     cl_device_id device = NULL;
     clGetPlatformIDs(8, platforms, &num_platforms);
     for (cl_uint p = 0; p < num_platforms && !device; ++p)
-        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_CPU, 1, &device, NULL) != CL_SUCCESS) device = NULL;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) device = NULL;
     cl_int status;
     cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     cl_command_queue queue = clCreateCommandQueue(context, device, 0, &status);
