@@ -8,7 +8,6 @@
 
 #include <charconv>
 #include <cstdio>
-#include <sstream>
 
 #include "support/errors.h"
 #include "symbolic/parser.h"
@@ -22,17 +21,22 @@ constexpr const char* kMagic = "ninetoothed-launch-plan 1";
 
 std::string optional_text(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
-void put_exprs(std::ostringstream& out, const char* tag, const std::vector<Expr>& exprs) {
-  out << tag;
-  for (const Expr& e : exprs) out << '\t' << to_python(e);
-  out << '\n';
+// (Plain strings, not streams: numbers through an ostream take the global
+// locale's facets, which another C++ runtime loaded into the process, e.g.
+// torch's, can own.)
+void put_exprs(std::string& out, const char* tag, const std::vector<Expr>& exprs) {
+  out += tag;
+  for (const Expr& e : exprs) out += '\t' + to_python(e);
+  out += '\n';
 }
 
-void put_names(std::ostringstream& out, const char* tag, const std::vector<std::string>& names) {
-  out << tag;
-  for (const std::string& n : names) out << '\t' << n;
-  out << '\n';
+void put_names(std::string& out, const char* tag, const std::vector<std::string>& names) {
+  out += tag;
+  for (const std::string& n : names) out += '\t' + n;
+  out += '\n';
 }
+
+std::string flag(bool b) { return b ? "1" : "0"; }
 
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> fields;
@@ -108,23 +112,23 @@ void expect_fields(const Reader& r, const std::vector<std::string>& f, size_t n)
 }  // namespace
 
 std::string format_launch_plan(const LaunchPlan& plan) {
-  std::ostringstream out;
-  out << kMagic << '\n';
-  out << "kernel\t" << plan.source.name << '\n';
-  out << "grid\t" << plan.grid_param << '\n';
-  out << "private_bytes\t" << to_python(plan.source.private_bytes) << '\n';
+  std::string out = std::string(kMagic) + '\n';
+  out += "kernel\t" + plan.source.name + '\n';
+  out += "grid\t" + std::to_string(plan.grid_param) + '\n';
+  out += "private_bytes\t" + to_python(plan.source.private_bytes) + '\n';
   for (const auto& [name, a] : plan.source.symbols) {
-    out << "symbol\t" << name << '\t' << a.constexpr_ << '\t' << a.meta << '\t'
-        << optional_text(a.lower_bound) << '\t' << optional_text(a.upper_bound) << '\t' << a.power_of_two
-        << '\n';
+    out += "symbol\t" + name + '\t' + flag(a.constexpr_) + '\t' + flag(a.meta) + '\t' +
+           optional_text(a.lower_bound) + '\t' + optional_text(a.upper_bound) + '\t' + flag(a.power_of_two) +
+           '\n';
   }
   put_names(out, "constexpr_symbols", plan.constexpr_symbols);
   put_names(out, "meta_symbols", plan.meta_symbols);
   put_names(out, "block_size_symbols", plan.block_size_symbols);
-  for (const auto& [name, value] : plan.default_config) out << "default\t" << name << '\t' << value << '\n';
+  for (const auto& [name, value] : plan.default_config)
+    out += "default\t" + name + '\t' + std::to_string(value) + '\n';
   for (const PlanParam& p : plan.params) {
-    out << "param\t" << p.name << '\t' << dtype_name(p.dtype) << '\t' << p.scalar << '\t' << p.constexpr_
-        << '\t' << p.written << '\t' << p.has_outer_level << '\n';
+    out += "param\t" + p.name + '\t' + std::string(dtype_name(p.dtype)) + '\t' + flag(p.scalar) + '\t' +
+           flag(p.constexpr_) + '\t' + flag(p.written) + '\t' + flag(p.has_outer_level) + '\n';
     put_exprs(out, "source_shape", p.source_shape);
     put_names(out, "strides", p.stride_symbols);
     put_exprs(out, "outer_shape", p.outer_shape);
@@ -133,14 +137,14 @@ std::string format_launch_plan(const LaunchPlan& plan) {
   for (const auto& [index, value] : plan.fixed_scalars) {
     char text[64];
     std::snprintf(text, sizeof text, "%.17g", value);
-    out << "fixed\t" << index << '\t' << text << '\n';
+    out += "fixed\t" + std::to_string(index) + '\t' + text + '\n';
   }
   for (const codegen::KernelArg& a : plan.source.args) {
-    out << "arg\t" << static_cast<int>(a.kind) << '\t' << a.param << '\t' << a.dim << '\t'
-        << (a.symbol.empty() ? "-" : a.symbol) << '\n';
+    out += "arg\t" + std::to_string(static_cast<int>(a.kind)) + '\t' + std::to_string(a.param) + '\t' +
+           std::to_string(a.dim) + '\t' + (a.symbol.empty() ? "-" : a.symbol) + '\n';
   }
-  out << "source\t" << plan.source.source.size() << '\n' << plan.source.source;
-  return out.str();
+  out += "source\t" + std::to_string(plan.source.source.size()) + '\n' + plan.source.source;
+  return out;
 }
 
 LaunchPlan parse_launch_plan(const std::string& text) {
