@@ -68,17 +68,16 @@ const std::vector<std::pair<py::object, DType>>& torch_dtypes() {
   static auto& table = *new std::vector<std::pair<py::object, DType>>([] {
     std::vector<std::pair<py::object, DType>> t;
     py::module_ torch = py::module_::import("torch");
-    for (const auto& [name, dtype] :
-         std::vector<std::pair<const char*, DType>>{{"float16", DType::float16},
-                                                    {"bfloat16", DType::bfloat16},
-                                                    {"float32", DType::float32},
-                                                    {"float64", DType::float64},
-                                                    {"int8", DType::int8},
-                                                    {"int16", DType::int16},
-                                                    {"int32", DType::int32},
-                                                    {"int64", DType::int64},
-                                                    {"uint8", DType::uint8},
-                                                    {"bool", DType::boolean}}) {
+    for (const auto& [name, dtype] : std::vector<std::pair<const char*, DType>>{{"float16", DType::float16},
+                                                                                {"bfloat16", DType::bfloat16},
+                                                                                {"float32", DType::float32},
+                                                                                {"float64", DType::float64},
+                                                                                {"int8", DType::int8},
+                                                                                {"int16", DType::int16},
+                                                                                {"int32", DType::int32},
+                                                                                {"int64", DType::int64},
+                                                                                {"uint8", DType::uint8},
+                                                                                {"bool", DType::boolean}}) {
       t.emplace_back(torch.attr(name), dtype);
     }
     return t;
@@ -92,19 +91,34 @@ std::optional<DType> numpy_dtype(const char* format) {
   if (*format == '<' || *format == '=' || *format == '@') ++format;  // little-endian x86: native
   if (format[0] == '\0' || format[1] != '\0') return std::nullopt;
   switch (format[0]) {
-    case '?': return DType::boolean;
-    case 'e': return DType::float16;
-    case 'f': return DType::float32;
-    case 'd': return DType::float64;
-    case 'b': return DType::int8;
-    case 'h': return DType::int16;
-    case 'i': return DType::int32;
-    case 'l': case 'q': return sizeof(long) == 8 || format[0] == 'q' ? DType::int64 : DType::int32;
-    case 'B': return DType::uint8;
-    case 'H': return DType::uint16;
-    case 'I': return DType::uint32;
-    case 'L': case 'Q': return sizeof(long) == 8 || format[0] == 'Q' ? DType::uint64 : DType::uint32;
-    default: return std::nullopt;
+    case '?':
+      return DType::boolean;
+    case 'e':
+      return DType::float16;
+    case 'f':
+      return DType::float32;
+    case 'd':
+      return DType::float64;
+    case 'b':
+      return DType::int8;
+    case 'h':
+      return DType::int16;
+    case 'i':
+      return DType::int32;
+    case 'l':
+    case 'q':
+      return sizeof(long) == 8 || format[0] == 'q' ? DType::int64 : DType::int32;
+    case 'B':
+      return DType::uint8;
+    case 'H':
+      return DType::uint16;
+    case 'I':
+      return DType::uint32;
+    case 'L':
+    case 'Q':
+      return sizeof(long) == 8 || format[0] == 'Q' ? DType::uint64 : DType::uint32;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -147,8 +161,8 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out)
     if (!d) throw TypeError("'" + p.name + "' has the unsupported dtype " + text_of(attr(arg, "dtype")));
     for (int64_t& s : out.strides) {
       if (s % itemsize) {
-        throw ValueError("'" + p.name + "' has strides that are not whole elements: " +
-                         text_of(attr(arg, "strides")));
+        throw ValueError("'" + p.name +
+                         "' has strides that are not whole elements: " + text_of(attr(arg, "strides")));
       }
       s /= itemsize;
     }
@@ -181,8 +195,8 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out)
   return dtype;
 }
 
-// A scalar argument: its signature entry (appended to `key`), its Python key
-// entry when asked for, and the ScalarArg.
+// A scalar argument: its signature entries (appended to `key`: the kind's
+// DType, or -1/-2 and the bits of a constexpr int/float) and the ScalarArg.
 ScalarArg scalar_argument(const ParamSpec& p, py::handle arg, std::vector<int64_t>& key) {
   py::object item;
   if (!PyFloat_CheckExact(arg.ptr()) && !PyLong_CheckExact(arg.ptr()) && !PyBool_Check(arg.ptr())) {
@@ -246,7 +260,8 @@ py::tuple python_key(const std::vector<ParamSpec>& params, const std::vector<int
       int64_t bits = key[k + 1];
       double value;
       std::memcpy(&value, &bits, sizeof value);
-      out[i] = py::make_tuple("constexpr", is_float ? py::object(py::float_(value)) : py::object(py::int_(bits)));
+      out[i] =
+          py::make_tuple("constexpr", is_float ? py::object(py::float_(value)) : py::object(py::int_(bits)));
       k += 2;
     } else {
       out[i] = py::cast(static_cast<DType>(key[k]));
@@ -259,7 +274,9 @@ py::tuple python_key(const std::vector<ParamSpec>& params, const std::vector<int
 class LaunchBinder {
  public:
   LaunchBinder(std::string kernel_name, std::vector<ParamSpec> params, py::object specialize)
-      : kernel_name_(std::move(kernel_name)), params_(std::move(params)), specialize_(std::move(specialize)) {}
+      : kernel_name_(std::move(kernel_name)),
+        params_(std::move(params)),
+        specialize_(std::move(specialize)) {}
 
   // Launches; returns the disk cache's warning, if any.
   std::optional<std::string> launch(const py::tuple& args, const py::dict& constexpr_keywords,
@@ -286,7 +303,9 @@ class LaunchBinder {
     if (auto it = compiled_.find(key); it != compiled_.end()) {
       compiled = it->second;
     } else {
-      compiled = specialize_(python_key(params_, key)).cast<std::shared_ptr<CompiledKernel>>();
+      py::object specialize = specialize_();  // a weakref.WeakMethod: the kernel must be alive
+      if (specialize.is_none()) throw ValueError("the kernel of this launch no longer exists");
+      compiled = specialize(python_key(params_, key)).cast<std::shared_ptr<CompiledKernel>>();
       compiled_[key] = compiled;
     }
     last_ = compiled;
@@ -335,7 +354,9 @@ class LaunchBinder {
  private:
   std::string kernel_name_;
   std::vector<ParamSpec> params_;
-  py::object specialize_;  // key tuple -> CompiledKernel (traces the application)
+  // A weakref.WeakMethod of Kernel._specialize (key tuple -> CompiledKernel, tracing the
+  // application): a strong reference would be a cycle the garbage collector cannot see.
+  py::object specialize_;
   std::map<std::vector<int64_t>, std::shared_ptr<CompiledKernel>> compiled_;
   std::shared_ptr<CompiledKernel> last_;
 };

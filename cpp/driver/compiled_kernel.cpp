@@ -422,8 +422,10 @@ std::shared_ptr<const CompiledKernel::Plan> CompiledKernel::make_plan(const Boun
   for (const ir::Param& p : params) {
     if (p.scalar) continue;
     int64_t elements = 1;
-    for (const Expr& size : p.middle_shape()) elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
-    for (const Expr& size : p.block_shape()) elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+    for (const Expr& size : p.middle_shape())
+      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+    for (const Expr& size : p.block_shape())
+      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
     plan->work += elements;
   }
   plan->work *= static_cast<int64_t>(num_programs);

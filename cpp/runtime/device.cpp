@@ -137,7 +137,9 @@ const Found& choose(const std::vector<Found>& everything, const std::string& sel
                          [&](const Found& e) { return e.device == f.device; });
   };
   if (selector.empty()) {
-    auto is_pocl_threaded = [](const Found& f) { return is_pocl(f.info) && !is_pocl_single_threaded(f.info); };
+    auto is_pocl_threaded = [](const Found& f) {
+      return is_pocl(f.info) && !is_pocl_single_threaded(f.info);
+    };
     if (auto it = std::find_if(found.begin(), found.end(), is_pocl_threaded); it != found.end())
       return in_everything(*it);
     auto is_pocl_cpu = [](const Found& f) { return is_pocl(f.info); };

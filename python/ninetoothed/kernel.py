@@ -10,6 +10,7 @@ the kernel by buffer: their data pointers, shapes and strides (in elements).
 
 import inspect
 import warnings
+import weakref
 
 from ninetoothed import _core
 from ninetoothed._core import DType, Tensor
@@ -54,7 +55,7 @@ class Kernel:
         self._binder = _core.LaunchBinder(
             self.kernel_name,
             [(p.name, p.scalar, p.constexpr, p.dtype, 0 if p.scalar else p.arranged.source.ndim) for p in self._params],
-            self._specialize,
+            weakref.WeakMethod(self._specialize),
         )
         self._compiled = {}
         self._last = None

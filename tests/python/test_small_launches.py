@@ -280,3 +280,20 @@ def test_kernel_source_follows_the_most_recent_specialisation():
     assert "__global half* nt_p0_data" in add_kernel.source
     add_kernel(torch.zeros(3), torch.zeros(3), torch.zeros(3))
     assert "__global float* nt_p0_data" in add_kernel.source
+
+
+def test_a_kernel_that_is_no_longer_referenced_is_freed():
+    import gc
+    import weakref
+
+    from tutorial_kernels import add_application, add_arrangement
+
+    kernel = ninetoothed.make(add_arrangement, add_application, (ninetoothed.Tensor(1),) * 3)
+    x = torch.ones(5)
+    z = poisoned((5,), torch.float32)
+    kernel(x, x, z)
+    assert torch.equal(z, x * 2)
+    reference = weakref.ref(kernel)
+    del kernel
+    gc.collect()
+    assert reference() is None  # the C++ binder holds Kernel._specialize weakly
