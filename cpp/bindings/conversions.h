@@ -45,5 +45,6 @@ void bind_tensor(py::module_& m);
 void bind_pickle(py::module_& m);
 void bind_kernel(py::module_& m);
 void bind_device(py::module_& m);
+void bind_launch(py::module_& m);
 
 }  // namespace nt::bindings

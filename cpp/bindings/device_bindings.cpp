@@ -34,9 +34,15 @@ void bind_device(py::module_& m) {
     for (const DeviceInfo& d : list_devices()) out.append(info_dict(d));
     return out;
   });
-  m.def("current_device", [] { return info_dict(current_device()->info()); });
+  // The current device also says where its small launches run (device.h).
+  auto current_dict = [](const Device& device) {
+    py::dict out = info_dict(device.info());
+    out["small_launches_on"] = device.small() ? py::object(py::str(device.small()->info().name)) : py::none();
+    return out;
+  };
+  m.def("current_device", [current_dict] { return current_dict(*current_device()); });
   m.def("select_device",
-        [](const std::string& selector) { return info_dict(select_device(selector)->info()); });
+        [current_dict](const std::string& selector) { return current_dict(*select_device(selector)); });
   m.def(
       "cache_stats",
       [] {

@@ -29,5 +29,6 @@ PYBIND11_MODULE(_core, m) {
   nt::bindings::bind_pickle(m);
   nt::bindings::bind_kernel(m);
   nt::bindings::bind_device(m);
+  nt::bindings::bind_launch(m);
   nt::bindings::bind_language(m);
 }

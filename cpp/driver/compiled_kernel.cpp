@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <limits>
@@ -27,6 +28,8 @@ namespace {
 // Private memory one program may use: work-items run on the device's worker
 // threads, whose stacks hold their private arrays.
 constexpr int64_t kPrivateMemoryBudget = 2 << 20;
+// See small_launch_limit().
+constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
 
 std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
   try {
@@ -70,15 +73,97 @@ CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
   layout_ = lower::ProgramLayout(ir::grid_shape(lowered_));
 }
 
-CompiledKernel::CompiledKernel(LaunchPlan plan) : plan_(std::move(plan)) {
+CompiledKernel::CompiledKernel(LaunchPlan prepared) : plan_(std::move(prepared)) {
   if (plan_.grid_param >= 0) layout_ = lower::ProgramLayout(plan_.params[plan_.grid_param].outer_shape);
+}
+
+namespace {
+
+// Measured on PoCL 3.1 (docs/performance.md): below this many block elements
+// the pthread device's ~45 us wake-up costs more than its second thread saves.
+std::atomic<int64_t> g_small_launch_limit{kDefaultSmallLaunchLimit};
+std::atomic<size_t> g_small_launches{0};
+// Private memory per program on a small launch: its work-items run on the
+// calling thread's stack, which may be a Python thread's.
+constexpr int64_t kSmallPrivateBudget = 256 << 10;
+// Plans kept per kernel before they are all dropped (a kernel called with
+// ever new shapes).
+constexpr size_t kMaxPrepared = 512;
+
+}  // namespace
+
+int64_t small_launch_limit() { return g_small_launch_limit; }
+void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
+size_t num_small_launches() { return g_small_launches; }
+
+size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
+                               const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const {
+  const auto& params = plan_.params;
+  if (args.size() != params.size()) return false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const PlanParam& p = params[i];
+    if (p.scalar) {
+      const ScalarArg* s = std::get_if<ScalarArg>(&args[i]);
+      if (!s) return false;
+      if (p.constexpr_) {
+        key.push_back(s->is_float);
+        int64_t bits = s->int_value;
+        if (s->is_float) std::memcpy(&bits, &s->float_value, sizeof bits);
+        key.push_back(bits);
+      }
+      continue;
+    }
+    const TensorArg* t = std::get_if<TensorArg>(&args[i]);
+    if (!t || t->shape.size() != p.source_shape.size() || t->strides.size() != t->shape.size()) return false;
+    key.insert(key.end(), t->shape.begin(), t->shape.end());
+    key.insert(key.end(), t->strides.begin(), t->strides.end());
+  }
+  for (const std::string& name : plan_.constexpr_symbols) {
+    auto it = constexpr_values.find(name);
+    if (it == constexpr_values.end()) return false;
+    key.push_back(it->second);
+  }
+  key.push_back(config.has_value());
+  if (config) {
+    if (config->size() != plan_.meta_symbols.size()) return false;
+    for (const std::string& name : plan_.meta_symbols) {
+      auto it = config->find(name);
+      if (it == config->end()) return false;
+      key.push_back(it->second);
+    }
+  }
+  return true;
 }
 
 double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
                               const std::optional<SymbolValues>& config) {
+  std::shared_ptr<Device> device = current_device();
+  std::vector<int64_t> key;
+  key.reserve(32);
+  bool keyed = signature(args, constexpr_values, config, key);
+  if (keyed) {
+    std::shared_ptr<const Prepared> prepared;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = prepared_.find(key); it != prepared_.end() && it->second->device == device)
+        prepared = it->second;
+    }
+    if (prepared) return execute(*prepared, args);
+  }
   Bound bound = bind(args, constexpr_values);
-  if (config) return run(bound, *config, args);
-  return run(bound, choose(bound, args), args);
+  std::shared_ptr<const Prepared> prepared = prepare(bound, config ? *config : choose(bound, args));
+  if (keyed) {
+    std::lock_guard lock(mutex_);
+    if (prepared_.size() >= kMaxPrepared) prepared_.clear();
+    prepared_[key] = prepared;
+  }
+  return execute(*prepared, args);
 }
 
 CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
@@ -211,9 +296,16 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
 }
 
 double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args) {
+  return execute(*prepare(bound, meta), args);
+}
+
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound,
+                                                                        const SymbolValues& meta) const {
   const auto& params = plan_.params;
+  auto prepared = std::make_shared<Prepared>();
+  prepared->device = current_device();
   SymbolMap values;
-  std::string joined = build_options(bound, meta, values);
+  prepared->options = build_options(bound, meta, values);
   // The grid: the first tiled parameter's outermost shape. The others must
   // have that shape, or, with outermost levels of another rank (upstream
   // allows (1, 1, 1) against (1, 1)), as many programs.
@@ -245,20 +337,58 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   }
   size_t num_programs = 1;
   for (int64_t n : grid) num_programs *= static_cast<size_t>(n);
-  if (num_programs == 0) return 0.0;
+  prepared->num_programs = num_programs;
+  // What the programs access: every block of every tensor parameter, its
+  // middle levels included (a matmul program's whole row of blocks).
+  for (const PlanParam& p : params) {
+    if (p.scalar) continue;
+    int64_t elements = 1;
+    for (const Expr& size : p.middle_shape)
+      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+    for (const Expr& size : p.block_shape)
+      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+    prepared->work += elements;
+  }
+  prepared->work *= static_cast<int64_t>(num_programs);
+  prepared->private_bytes = evaluate(plan_.source.private_bytes, values).value_or(kPrivateMemoryBudget);
+  prepared->size_values.assign(plan_.source.args.size(), 0);
+  for (size_t k = 0; k < plan_.source.args.size(); ++k) {
+    const codegen::KernelArg& a = plan_.source.args[k];
+    if (a.kind == codegen::KernelArg::Kind::Size || a.kind == codegen::KernelArg::Kind::Stride)
+      prepared->size_values[k] = *values.at(a.symbol).as_int();
+  }
+  return prepared;
+}
+
+std::shared_ptr<Device> CompiledKernel::target_device(const Prepared& prepared) {
+  int64_t limit = g_small_launch_limit;
+  bool small = prepared.device->small() && limit >= 0 && prepared.private_bytes <= kSmallPrivateBudget &&
+               (prepared.num_programs == 1 || prepared.work <= limit);
+  return small ? prepared.device->small() : prepared.device;
+}
+
+double CompiledKernel::execute(const Prepared& prepared, const std::vector<LaunchArg>& args) {
+  const auto& params = plan_.params;
+  if (prepared.num_programs == 0) return 0.0;
+  const std::string& joined = prepared.options;
+  const size_t num_programs = prepared.num_programs;
+  std::shared_ptr<Device> device = target_device(prepared);
+  const bool small = device != prepared.device;
+  if (small) ++g_small_launches;
 
   // A launcher of this launch's own: launches from several threads never
   // share a cl_kernel's arguments. Idle launchers are kept per configuration.
-  std::shared_ptr<Device> device = current_device();
   std::unique_ptr<KernelLauncher> owned;
   std::optional<ClProgram> program;
   {
     std::lock_guard lock(mutex_);
-    if (device != device_) {  // another device was selected: build anew
-      built_.clear();
-      device_ = device;
+    if (prepared.device != device_) {  // another device was selected: build anew
+      built_[0].clear();
+      built_[1].clear();
+      prepared_.clear();
+      device_ = prepared.device;
     }
-    if (auto it = built_.find(joined); it != built_.end()) {
+    if (auto it = built_[small].find(joined); it != built_[small].end()) {
       program = it->second.program;
       if (!it->second.idle.empty()) {
         owned = std::move(it->second.idle.back());
@@ -294,7 +424,7 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
         break;  // set with its buffer
       case codegen::KernelArg::Kind::Size:
       case codegen::KernelArg::Kind::Stride:
-        launcher.set_scalar<cl_long>(index, *values.at(a.symbol).as_int());
+        launcher.set_scalar<cl_long>(index, prepared.size_values[k]);
         break;
       case codegen::KernelArg::Kind::Scalar: {
         const auto& s = std::get<ScalarArg>(args[a.param]);
@@ -341,8 +471,8 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   double seconds = launcher.launch(layout_.global_size(num_programs), layout_.local_size());
   // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
   std::lock_guard lock(mutex_);
-  if (device_ == device) {
-    Built& built = built_.try_emplace(joined, Built{*program, {}}).first->second;
+  if (device_ == prepared.device) {
+    Built& built = built_[small].try_emplace(joined, Built{*program, {}}).first->second;
     constexpr size_t kIdleLaunchers = 8;
     if (built.idle.size() < kIdleLaunchers) built.idle.push_back(std::move(owned));
   }
@@ -441,14 +571,13 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
 
   // Build the candidates in parallel (the device compiler runs on both
   // cores), then time them one by one.
-  std::shared_ptr<Device> device = current_device();
   {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : space) {
-      builds.push_back(std::async(std::launch::async, [this, &bound, &device, config] {
-        try {
-          SymbolMap values;
-          ProgramCache::instance().get(*device, plan_.source.source, build_options(bound, config, values));
+      builds.push_back(std::async(std::launch::async, [this, &bound, config] {
+        try {  // for the device the candidate's launches will run on
+          auto prepared = prepare(bound, config);
+          ProgramCache::instance().get(*target_device(*prepared), plan_.source.source, prepared->options);
         } catch (const std::exception&) {
           // timed below as a failure
         }

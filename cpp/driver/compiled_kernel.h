@@ -8,6 +8,13 @@
 // values from the configuration; checks that every arranged tensor has the same outermost shape; builds the
 // program for that configuration (`-DNAME=value`, kept in the ProgramCache); wraps the tensors' memory and
 // runs one program per element of the outermost shape.
+//
+// Per-launch cost: everything a launch's signature (shapes, strides,
+// constexpr values, configuration, device) determines is a Prepared launch, kept per
+// signature, so a repeated launch only hashes the signature, wraps the
+// memory and enqueues. A small launch (one program, or at most
+// small_launch_limit() elements of blocks in all) runs on the device's
+// single-threaded companion (Device::small()), a big one on the device.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -54,6 +62,16 @@ struct TuningRecord {
 // Timed runs of candidates in this process (every kernel).
 size_t num_timing_runs();
 
+// Launches of more than one program go to a device's single-threaded
+// companion when their programs access at most this many block elements
+// in all (programs x the elements of every block a program loads or
+// stores); launches of one program always do. Negative: never. For tests
+// and measurements; the default is measured (docs/performance.md).
+int64_t small_launch_limit();
+void set_small_launch_limit(int64_t elements);
+// Launches run on a small companion device in this process.
+size_t num_small_launches();
+
 class CompiledKernel {
  public:
   explicit CompiledKernel(const ir::Kernel& traced);
@@ -90,7 +108,25 @@ class CompiledKernel {
     std::string key;                   // for tuning
   };
   Bound bind(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values) const;
+  // What a bound launch with a configuration runs: built on first use of a
+  // signature, then looked up.
+  struct Prepared {
+    std::shared_ptr<Device> device;  // the (main) device it was made for
+    std::string options;             // the build options
+    size_t num_programs = 0;
+    int64_t work = 0;                  // programs x block elements they access
+    int64_t private_bytes = 0;         // per program
+    std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
+  };
+  std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args);
+  double execute(const Prepared& prepared, const std::vector<LaunchArg>& args);
+  // The prepared launch's device, or its single-threaded companion for a small launch.
+  static std::shared_ptr<Device> target_device(const Prepared& prepared);
+  // The launch's signature (appended to `key`); false when the arguments do
+  // not fit the parameters (the slow path then says why).
+  bool signature(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
+                 const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const;
   SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args);
   std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
 
@@ -108,7 +144,11 @@ class CompiledKernel {
   mutable std::mutex mutex_;
   std::mutex tuning_mutex_;
   std::shared_ptr<Device> device_;
-  std::map<std::string, Built> built_;          // by build options
+  std::map<std::string, Built> built_[2];  // by build options; [1]: on the small companion
+  struct KeyHash {
+    size_t operator()(const std::vector<int64_t>& key) const;
+  };
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Prepared>, KeyHash> prepared_;
   size_t max_num_configs_ = 0;                  // 0: the default cap
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   std::vector<TuningRecord> report_;

@@ -132,6 +132,7 @@ std::string format_launch_plan(const LaunchPlan& plan) {
     put_exprs(out, "source_shape", p.source_shape);
     put_names(out, "strides", p.stride_symbols);
     put_exprs(out, "outer_shape", p.outer_shape);
+    put_exprs(out, "middle_shape", p.middle_shape);
     put_exprs(out, "block_shape", p.block_shape);
   }
   for (const auto& [index, value] : plan.fixed_scalars) {
@@ -193,11 +194,13 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       plan.params.push_back(
           PlanParam{f[1], *dtype, r.flag(f[3]), r.flag(f[4]), r.flag(f[5]), {}, {}, r.flag(f[6])});
       param = &plan.params.back();
-    } else if (tag == "source_shape" || tag == "strides" || tag == "outer_shape" || tag == "block_shape") {
+    } else if (tag == "source_shape" || tag == "strides" || tag == "outer_shape" || tag == "middle_shape" ||
+               tag == "block_shape") {
       if (!param) r.fail("'" + tag + "' before any 'param'");
       if (tag == "source_shape") param->source_shape = exprs_of(f);
       if (tag == "strides") param->stride_symbols = names_of(f);
       if (tag == "outer_shape") param->outer_shape = exprs_of(f);
+      if (tag == "middle_shape") param->middle_shape = exprs_of(f);
       if (tag == "block_shape") param->block_shape = exprs_of(f);
     } else if (tag == "fixed") {
       expect_fields(r, f, 3);

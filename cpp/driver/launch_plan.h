@@ -41,8 +41,9 @@ struct PlanParam {
   std::vector<Expr> source_shape;           // sizes of the source tensor
   std::vector<std::string> stride_symbols;  // its stride symbols, per dimension
   bool has_outer_level = false;
-  std::vector<Expr> outer_shape;  // one program per element
-  std::vector<Expr> block_shape;  // the innermost level
+  std::vector<Expr> outer_shape;   // one program per element
+  std::vector<Expr> middle_shape;  // the levels between (what a program's `p[k]` indexes)
+  std::vector<Expr> block_shape;   // the innermost level
 };
 
 struct LaunchPlan {

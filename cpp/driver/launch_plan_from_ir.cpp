@@ -120,6 +120,7 @@ LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource sou
       }
       q.has_outer_level = p.has_outer_level();
       q.outer_shape = p.outer_shape();
+      q.middle_shape = p.middle_shape();
       q.block_shape = p.block_shape();
       for (const Expr& s : q.outer_shape) collect_symbols(s, plan.source.symbols);
     }

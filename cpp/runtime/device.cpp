@@ -16,7 +16,43 @@ struct Found {
   cl_platform_id platform;
   cl_device_id device;
   DeviceInfo info;
+  bool hidden = false;  // a basic device added for small launches only: not listed
 };
+
+// PoCL's CPU devices by name: "pthread-<cpu>" / "basic-<cpu>" (3.x), "cpu-<cpu>" /
+// "cpu-minimal-<cpu>" (4.x and later).
+bool is_pocl(const DeviceInfo& info) { return info.is_cpu && info.platform.find("Portable") == 0; }
+bool is_pocl_single_threaded(const DeviceInfo& info) {
+  return is_pocl(info) && (info.name.rfind("basic-", 0) == 0 || info.name.rfind("cpu-minimal-", 0) == 0);
+}
+
+// Did this process ask PoCL for its basic device itself (POCL_DEVICES unset)?
+bool g_added_basic = false;
+
+// Before the ICD loader's first call: when the user has not chosen PoCL's
+// devices, ask for the single-threaded one too. PoCL reads POCL_DEVICES once,
+// while it sets up its devices (the first clGetPlatformIDs/clGetDeviceIDs);
+// the variable is removed again at once, so that processes started later
+// (which inherit the C environment) see the user's environment unchanged.
+void ask_pocl_for_a_small_device() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("POCL_DEVICES") != nullptr) return;
+    setenv("POCL_DEVICES", "basic pthread", 1);
+    cl_uint num_platforms = 0;
+    if (clGetPlatformIDs(0, nullptr, &num_platforms) == CL_SUCCESS && num_platforms > 0) {
+      std::vector<cl_platform_id> platforms(num_platforms);
+      if (clGetPlatformIDs(num_platforms, platforms.data(), nullptr) == CL_SUCCESS) {
+        for (cl_platform_id platform : platforms) {
+          cl_uint num_devices = 0;
+          clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices);
+        }
+      }
+    }
+    unsetenv("POCL_DEVICES");
+    g_added_basic = true;
+  });
+}
 
 // A string property through an OpenCL `clGet*Info` query (size first, then text).
 template <typename Object, typename Info, typename Query>
@@ -44,9 +80,12 @@ T device_value(cl_device_id device, cl_device_info what) {
   return value;
 }
 
+// Every device, the hidden ones included; a listed device's info.index is
+// its position among the listed ones.
 std::vector<Found> discover() {
   require_opencl_process();
   note_opencl_started();
+  ask_pocl_for_a_small_device();
   cl_uint num_platforms = 0;
   cl_int status = clGetPlatformIDs(0, nullptr, &num_platforms);
   if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || num_platforms == 0) return {};
@@ -62,7 +101,6 @@ std::vector<Found> discover() {
           "clGetDeviceIDs");
     for (cl_device_id device : devices) {
       DeviceInfo info;
-      info.index = static_cast<int>(found.size());
       info.platform = platform_string(platform, CL_PLATFORM_NAME);
       info.name = device_string(device, CL_DEVICE_NAME);
       info.version = device_string(device, CL_DEVICE_OPENCL_C_VERSION);
@@ -78,29 +116,46 @@ std::vector<Found> discover() {
                           CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
-      found.push_back({platform, device, info});
+      found.push_back({platform, device, info, g_added_basic && is_pocl_single_threaded(info)});
     }
   }
+  int index = 0;
+  for (Found& f : found) f.info.index = f.hidden ? -1 : index++;
   return found;
 }
 
-const Found& choose(const std::vector<Found>& found, const std::string& selector) {
+// The listed device `selector` names (all of `everything` that is not hidden).
+const Found& choose(const std::vector<Found>& everything, const std::string& selector) {
+  std::vector<Found> found;
+  for (const Found& f : everything)
+    if (!f.hidden) found.push_back(f);
   if (found.empty()) {
     throw RuntimeError("no OpenCL device found (is an OpenCL driver such as pocl-opencl-icd installed?)");
   }
+  auto in_everything = [&](const Found& f) -> const Found& {
+    return *std::find_if(everything.begin(), everything.end(),
+                         [&](const Found& e) { return e.device == f.device; });
+  };
   if (selector.empty()) {
-    auto is_pocl_cpu = [](const Found& f) { return f.info.is_cpu && f.info.platform.find("Portable") == 0; };
-    if (auto it = std::find_if(found.begin(), found.end(), is_pocl_cpu); it != found.end()) return *it;
+    auto is_pocl_threaded = [](const Found& f) {
+      return is_pocl(f.info) && !is_pocl_single_threaded(f.info);
+    };
+    if (auto it = std::find_if(found.begin(), found.end(), is_pocl_threaded); it != found.end())
+      return in_everything(*it);
+    auto is_pocl_cpu = [](const Found& f) { return is_pocl(f.info); };
+    if (auto it = std::find_if(found.begin(), found.end(), is_pocl_cpu); it != found.end())
+      return in_everything(*it);
     auto is_cpu = [](const Found& f) { return f.info.is_cpu; };
-    if (auto it = std::find_if(found.begin(), found.end(), is_cpu); it != found.end()) return *it;
-    return found.front();
+    if (auto it = std::find_if(found.begin(), found.end(), is_cpu); it != found.end())
+      return in_everything(*it);
+    return in_everything(found.front());
   }
-  if (std::all_of(selector.begin(), selector.end(), ::isdigit)) {
+  if (selector.size() < 10 && std::all_of(selector.begin(), selector.end(), ::isdigit)) {
     size_t index = std::stoul(selector);
-    if (index < found.size()) return found[index];
+    if (index < found.size()) return in_everything(found[index]);
   }
   for (const auto& f : found) {
-    if ((f.info.platform + " " + f.info.name).find(selector) != std::string::npos) return f;
+    if ((f.info.platform + " " + f.info.name).find(selector) != std::string::npos) return in_everything(f);
   }
   std::string names;
   for (const auto& f : found)
@@ -111,7 +166,15 @@ const Found& choose(const std::vector<Found>& found, const std::string& selector
 std::mutex g_mutex;
 std::shared_ptr<Device> g_current;
 
-std::shared_ptr<Device> open(const Found& f) {
+// The Device for `f`, with PoCL's single-threaded device of the same
+// platform as its companion when `f` is PoCL's multi-threaded one.
+std::shared_ptr<Device> open(const Found& f, const std::vector<Found>& everything) {
+  if (is_pocl(f.info) && !is_pocl_single_threaded(f.info)) {
+    for (const Found& s : everything) {
+      if (s.platform == f.platform && is_pocl_single_threaded(s.info))
+        return std::make_shared<Device>(f.platform, f.device, f.info, s.device, s.info);
+    }
+  }
   return std::make_shared<Device>(f.platform, f.device, f.info);
 }
 
@@ -144,14 +207,26 @@ Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl
   context_ = ClContext(context);
 }
 
-Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info)
+Device::Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl_device_id small,
+               DeviceInfo small_info)
     : platform_(platform), device_(device), info_(std::move(info)), serial_(g_next_serial++) {
   cache_key_ = info_.platform + "|" + info_.name + "|" + device_string(device, CL_DRIVER_VERSION);
   cl_int status = CL_SUCCESS;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
                                         reinterpret_cast<cl_context_properties>(platform_), 0};
-  context_ = ClContext(clCreateContext(properties, 1, &device_, nullptr, nullptr, &status));
+  cl_device_id devices[] = {device_, small};
+  context_ = ClContext(clCreateContext(properties, small ? 2 : 1, devices, nullptr, nullptr, &status));
   check(status, "clCreateContext");
+  if (small) small_ = std::shared_ptr<Device>(new Device(*this, small, std::move(small_info)));
+}
+
+Device::Device(const Device& main, cl_device_id device, DeviceInfo info)
+    : platform_(main.platform_),
+      device_(device),
+      info_(std::move(info)),
+      serial_(g_next_serial++),
+      context_(main.context_) {
+  cache_key_ = info_.platform + "|" + info_.name + "|" + device_string(device, CL_DRIVER_VERSION);
 }
 
 cl_command_queue Device::queue() const {
@@ -235,7 +310,8 @@ ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& tens
 
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> infos;
-  for (const auto& f : discover()) infos.push_back(f.info);
+  for (const auto& f : discover())
+    if (!f.hidden) infos.push_back(f.info);
   return infos;
 }
 
@@ -246,14 +322,14 @@ std::shared_ptr<Device> current_device() {
   if (!g_current) {
     const char* env = std::getenv("NINETOOTHED_DEVICE");
     auto found = discover();
-    g_current = open(choose(found, env ? env : ""));
+    g_current = open(choose(found, env ? env : ""), found);
   }
   return g_current;
 }
 
 std::shared_ptr<Device> select_device(const std::string& selector) {
   auto found = discover();
-  auto device = open(choose(found, selector));
+  auto device = open(choose(found, selector), found);
   std::lock_guard lock(g_mutex);
   g_current = device;
   return device;

@@ -3,8 +3,18 @@
 //
 // In: the platforms the ICD loader reports, and the user's choice
 // (NINETOOTHED_DEVICE or select_device()). Out: a Device with its context,
-// created once and shared by every thread. Default choice: PoCL's CPU
-// device, else the first CPU device, else the first device.
+// created once and shared by every thread. Default choice: PoCL's
+// multi-threaded CPU device, else the first CPU device, else the first device.
+//
+// Small launches: PoCL's pthread device wakes a thread pool for every
+// command (~45 us a round trip); its single-threaded `basic` device runs the
+// command in the calling thread (~1 us). When the process has not set
+// POCL_DEVICES, the first OpenCL call asks PoCL for both ("basic pthread",
+// the variable set only for that call), hides the basic device from
+// list_devices() and gives it to the pthread Device as its small()
+// companion, in the same context (so buffers and host-memory views are
+// shared). A user's own POCL_DEVICES is kept as is: the basic device is
+// then listed when it names it, and still the companion of pthread.
 //
 // Threads: the context, the device's properties and the probe are shared
 // (the probe runs once, under call_once). Each thread has its own in-order
@@ -43,8 +53,11 @@ struct DeviceInfo {
 
 class Device {
  public:
-  Device(cl_platform_id platform, cl_device_id device, DeviceInfo info);
-  // A device in a caller's context (retained, not created).
+  // `small`: a single-threaded device of the same platform to share the
+  // context with (see above), or null.
+  Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl_device_id small = nullptr,
+         DeviceInfo small_info = {});
+  // A device in a caller's context (retained, not created), with no companion.
   Device(cl_platform_id platform, cl_device_id device, DeviceInfo info, cl_context context);
 
   const DeviceInfo& info() const { return info_; }
@@ -54,6 +67,8 @@ class Device {
   cl_command_queue queue() const;
   // A key that tells devices apart in caches: platform, name and driver.
   const std::string& cache_key() const { return cache_key_; }
+  // The single-threaded companion for small launches (same context), or null.
+  const std::shared_ptr<Device>& small() const { return small_; }
 
   // Does a CL_MEM_USE_HOST_PTR buffer on this device read and write the host
   // memory itself (no copies, so no map needed to see a kernel's writes)?
@@ -67,6 +82,9 @@ class Device {
   ClMem wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name);
 
  private:
+  // The companion: a device of `main`'s context.
+  Device(const Device& main, cl_device_id device, DeviceInfo info);
+
   cl_platform_id platform_;
   cl_device_id device_;
   DeviceInfo info_;
@@ -75,9 +93,11 @@ class Device {
   ClContext context_;
   std::once_flag probed_;
   bool shares_host_memory_ = false;
+  std::shared_ptr<Device> small_;
 };
 
-// Every device of every platform.
+// Every device of every platform (but a basic device added for small
+// launches only, see above).
 std::vector<DeviceInfo> list_devices();
 
 // The device kernels run on. The first call chooses it: `NINETOOTHED_DEVICE`

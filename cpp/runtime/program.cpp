@@ -94,7 +94,7 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source,
   const std::string options = device.info().correctly_rounded_divide_sqrt
                                   ? given_options + " -cl-fp32-correctly-rounded-divide-sqrt"
                                   : given_options;
-  auto key = std::make_tuple(device.context(), options, source);
+  auto key = std::make_tuple(device.context(), device.id(), options, source);
   {
     std::lock_guard lock(mutex_);
     if (auto it = programs_.find(key); it != programs_.end()) return it->second;

@@ -3,7 +3,8 @@
 // In: OpenCL C source, build options (`-DNAME=value` per configuration) and a
 // device. Out: a built program, or a BuildError whose message holds the
 // compiler's log and where the source was written for reading. ProgramCache
-// keeps built programs per (device context, options, source) for the process,
+// keeps built programs per (device, options, source) for the process (a
+// context may hold two devices: PoCL's pthread and basic, see device.h),
 // and their device binaries on disk (DiskCache, keyed by device, options and
 // source), so a kernel is built once per configuration, not once per process.
 #pragma once
@@ -38,7 +39,7 @@ class ProgramCache {
 
  private:
   std::mutex mutex_;
-  std::map<std::tuple<cl_context, std::string, std::string>, ClProgram>
+  std::map<std::tuple<cl_context, cl_device_id, std::string, std::string>, ClProgram>
       programs_;  // a program retains its context
   size_t num_builds_ = 0;
   size_t num_binary_loads_ = 0;

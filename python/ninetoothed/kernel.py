@@ -10,49 +10,11 @@ the kernel by buffer: their data pointers, shapes and strides (in elements).
 
 import inspect
 import warnings
+import weakref
 
 from ninetoothed import _core
 from ninetoothed._core import DType, Tensor
 from ninetoothed._frontend import Parameter, Tracer
-
-_NUMPY_DTYPES = {
-    "bool": getattr(DType, "bool"),
-    "float16": DType.float16,
-    "float32": DType.float32,
-    "float64": DType.float64,
-    "int8": DType.int8,
-    "int16": DType.int16,
-    "int32": DType.int32,
-    "int64": DType.int64,
-    "uint8": DType.uint8,
-    "uint16": DType.uint16,
-    "uint32": DType.uint32,
-    "uint64": DType.uint64,
-}
-
-
-def _torch_dtypes():
-    try:
-        import torch
-    except ImportError:
-        return {}
-    table = {
-        torch.float16: DType.float16,
-        torch.bfloat16: DType.bfloat16,
-        torch.float32: DType.float32,
-        torch.float64: DType.float64,
-        torch.int8: DType.int8,
-        torch.int16: DType.int16,
-        torch.int32: DType.int32,
-        torch.int64: DType.int64,
-        torch.uint8: DType.uint8,
-        torch.bool: getattr(DType, "bool"),
-    }
-    return table
-
-
-_TORCH_DTYPES = None
-
 
 def _element_dtype(tensor):
     """The scalar dtype under all levels of an arranged tensor (None if unset)."""
@@ -90,6 +52,11 @@ class Kernel:
             if not isinstance(tensor, Tensor):
                 raise TypeError(f"the arrangement must give Tensors, got {type(tensor).__name__} for '{name}'")
         self._params = [_ParamSpec(n, t) for n, t in zip(names, arranged)]
+        self._binder = _core.LaunchBinder(
+            self.kernel_name,
+            [(p.name, p.scalar, p.constexpr, p.dtype, 0 if p.scalar else p.arranged.source.ndim) for p in self._params],
+            weakref.WeakMethod(self._specialize),
+        )
         self._compiled = {}
         self._last = None
         self._pinned = None
@@ -137,52 +104,30 @@ class Kernel:
         self._compiled[key] = compiled
         return compiled
 
+    def _most_recent(self):
+        return self._binder.last or self._last or self._specialize(self._default_signature())
+
     @property
     def source(self):
         """The OpenCL C of the most recently used specialisation."""
-        return (self._last or self._specialize(self._default_signature())).source
+        return self._most_recent().source
 
     @property
     def ir(self):
         """The lowered kernel IR of the most recently used specialisation, as text."""
-        return (self._last or self._specialize(self._default_signature())).ir
+        return self._most_recent().ir
 
     # --- launch -----------------------------------------------------------------
 
     def __call__(self, *args, **constexpr_values):
-        params = self._params
-        if len(args) != len(params):
-            raise TypeError(f"{self.kernel_name}() takes {len(params)} arguments, got {len(args)}")
-        key = []
-        launch_args = []
-        for param, arg in zip(params, args):
-            if param.scalar:
-                entry, value = _scalar_argument(param, arg)
-                key.append(entry)
-                launch_args.append(value)
-            else:
-                dtype, value = _tensor_argument(param, arg)
-                key.append(dtype)
-                launch_args.append(value)
-        compiled = self._specialize(tuple(key))
-        self._last = compiled
-        for name, value in constexpr_values.items():
-            if name not in compiled.constexpr_symbols:
-                raise TypeError(f"{self.kernel_name}() got an unexpected keyword argument '{name}'")
-            if isinstance(value, bool) or not isinstance(value, int):
-                try:
-                    constexpr_values[name] = int(value.__index__())
-                except (AttributeError, TypeError):
-                    raise TypeError(f"the constexpr value {name}={value!r} must be an int") from None
-        if self._pinned is not None:
-            unknown = sorted(set(self._pinned) - set(compiled.meta_symbols))
-            if unknown:
-                raise ValueError(
-                    f"pin(): {', '.join(map(repr, unknown))} is not a meta symbol of {self.kernel_name}; "
-                    f"its meta symbols: {', '.join(compiled.meta_symbols) or 'none'}"
-                )
-        compiled.launch(launch_args, constexpr_values, self._pinned)
-        warning = _core.take_cache_warning()
+        # One call into the core (cpp/bindings/launch_bindings.cpp): it converts the
+        # arguments (torch CPU tensors and numpy arrays by pointer, shape and strides in
+        # elements; scalars: bool and int as int64, float as float32, or the parameter's
+        # declared dtype; a 0-dim torch tensor or numpy value by its item()), finds the
+        # specialisation for their dtypes and constexpr values (tracing a new one through
+        # self._specialize), checks the constexpr keywords and the pinned configuration,
+        # and launches with the GIL released.
+        warning = self._binder.launch(args, constexpr_values, self._pinned)
         if warning:
             warnings.warn(warning, RuntimeWarning, stacklevel=2)
 
@@ -193,67 +138,6 @@ class Kernel:
     def tuning_report(self):
         """What auto-tuning did: per key, the candidates with their times in seconds and the choice."""
         return [record for compiled in self._compiled.values() for record in compiled.tuning_report()]
-
-
-def _tensor_argument(param, arg):
-    global _TORCH_DTYPES
-    module = type(arg).__module__
-    if module.startswith("torch"):
-        if _TORCH_DTYPES is None:
-            _TORCH_DTYPES = _torch_dtypes()
-        if arg.device.type != "cpu":
-            raise ValueError(
-                f"'{param.name}' is on the {arg.device.type} device; NineToothed on OpenCL takes CPU tensors"
-            )
-        dtype = _TORCH_DTYPES.get(arg.dtype)
-        if dtype is None:
-            raise TypeError(f"'{param.name}' has the unsupported dtype {arg.dtype}")
-        value = (arg.data_ptr(), tuple(arg.shape), arg.stride())
-    elif module == "numpy" and type(arg).__name__ == "ndarray":
-        dtype = _NUMPY_DTYPES.get(arg.dtype.name)
-        if dtype is None:
-            raise TypeError(f"'{param.name}' has the unsupported dtype {arg.dtype}")
-        itemsize = arg.itemsize
-        if any(s % itemsize for s in arg.strides):
-            raise ValueError(f"'{param.name}' has strides that are not whole elements: {arg.strides}")
-        value = (arg.__array_interface__["data"][0], arg.shape, tuple(s // itemsize for s in arg.strides))
-    else:
-        raise TypeError(
-            f"'{param.name}' must be a torch.Tensor or a numpy.ndarray, got {type(arg).__name__}"
-        )
-    if param.dtype is not None and param.dtype != dtype:
-        raise TypeError(f"'{param.name}' must have dtype {param.dtype}, got {dtype}")
-    if len(value[1]) != param.arranged.source.ndim:
-        raise ValueError(
-            f"'{param.name}' must have {param.arranged.source.ndim} dimensions, got {len(value[1])}"
-        )
-    return dtype, value
-
-
-def _scalar_argument(param, arg):
-    if type(arg).__module__.startswith("torch") or type(arg).__module__ == "numpy":
-        if getattr(arg, "ndim", 0) != 0:
-            raise TypeError(f"'{param.name}' is a scalar parameter; got an array of shape {tuple(arg.shape)}")
-        arg = arg.item()
-    if isinstance(arg, bool):
-        value, kind = int(arg), DType.int64
-    elif isinstance(arg, int):
-        value, kind = arg, DType.int64
-    elif isinstance(arg, float):
-        value, kind = arg, DType.float32
-    else:
-        raise TypeError(f"'{param.name}' is a scalar parameter; got {type(arg).__name__}")
-    if param.constexpr:
-        return ("constexpr", value), value
-    if param.dtype is not None:
-        kind = param.dtype
-        if not _is_float(kind):
-            value = int(value)
-    return kind, value
-
-
-def _is_float(dtype):
-    return dtype in (DType.float16, DType.bfloat16, DType.float32, DType.float64)
 
 
 def _launch_options(num_warps, num_stages, max_num_configs):

@@ -55,6 +55,39 @@ TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) {
   EXPECT_EQ(z[n], -12345.0f);
 }
 
+// PoCL's basic device, when the process did not choose POCL_DEVICES, is the
+// pthread device's companion: one context, separate programs, the same memory.
+TEST(Runtime, SmallCompanionSharesTheContextAndHasItsOwnPrograms) {
+  auto device = current_device();
+  const std::shared_ptr<Device>& small = device->small();
+  if (!small) GTEST_SKIP() << "no single-threaded companion (POCL_DEVICES set without basic?)";
+  EXPECT_EQ(small->context(), device->context());
+  EXPECT_NE(small->id(), device->id());
+  EXPECT_NE(small->cache_key(), device->cache_key());
+  for (const DeviceInfo& info : list_devices()) EXPECT_NE(info.name, small->info().name);
+
+  const long n = 257, block = 16;
+  std::vector<float> x(n), y(n), z(n, -1.0f);
+  for (long i = 0; i < n; ++i) x[i] = 0.5f * i, y[i] = 3.0f - i;
+  ClProgram on_small = ProgramCache::instance().get(*small, kAddSource, "-DBLOCK=16");
+  ClProgram on_device = ProgramCache::instance().get(*device, kAddSource, "-DBLOCK=16");
+  EXPECT_NE(on_small.get(), on_device.get());
+  // The same host memory through both devices in turn: z = x + y, then z = z + y.
+  KernelLauncher first(small, on_small, "add");
+  first.set_buffer(0, x.data(), n * sizeof(float), false, "x");
+  first.set_buffer(1, y.data(), n * sizeof(float), false, "y");
+  first.set_buffer(2, z.data(), n * sizeof(float), true, "z");
+  first.set_scalar<cl_long>(3, n);
+  first.launch((n + block - 1) / block);
+  KernelLauncher second(device, on_device, "add");
+  second.set_buffer(0, z.data(), n * sizeof(float), false, "z");
+  second.set_buffer(1, y.data(), n * sizeof(float), false, "y");
+  second.set_buffer(2, z.data(), n * sizeof(float), true, "z");
+  second.set_scalar<cl_long>(3, n);
+  second.launch((n + block - 1) / block);
+  for (long i = 0; i < n; ++i) ASSERT_EQ(z[i], (x[i] + y[i]) + y[i]) << "at " << i;
+}
+
 TEST(Runtime, CacheBuildsEachConfigurationOnce) {
   auto device = current_device();
   auto& cache = ProgramCache::instance();

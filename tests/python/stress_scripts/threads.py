@@ -1,5 +1,8 @@
 """THREADS LAUNCHES: threads each launch two element-wise kernels on their own tensors; prints 'ok'.
 
+Most launches are small (they run on PoCL's single-threaded companion device); every tenth is big
+enough for the pthread device, so both devices' queues are used from every thread.
+
 Every result is checked exactly; any exception or wrong element is reported and the exit status
 is 1. Run with an empty NINETOOTHED_CACHE_DIR for a cold cache (tuning and builds race too).
 """
@@ -18,7 +21,7 @@ def main(num_threads, launches):
     def work(t):
         try:
             for i in range(launches):
-                n = 1000 + 7 * t + i % 5
+                n = 1000 + 7 * t + i % 5 if i % 10 else 100_003 + t
                 x = torch.randn(n)
                 y, z = torch.full((n,), float("nan")), torch.full((n,), float("nan"))
                 add_one(x, y)

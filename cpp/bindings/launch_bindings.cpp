@@ -1,0 +1,392 @@
+// Bindings of a kernel's launch: Python arguments -> one C++ launch.
+//
+// In: the arguments of a kernel call (torch CPU tensors, numpy arrays,
+// Python/torch/numpy scalars), its constexpr keywords and the pinned
+// configuration. Out: the specialisation's signature (tensor dtypes, scalar
+// kinds, constexpr scalars' values), its CompiledKernel (traced through the
+// Python callback on the first call of a signature) launched with pointers,
+// shapes and strides in elements, and the disk cache's warning if any.
+// Conversion only: what a launch means is CompiledKernel's. One call per
+// launch, so the per-argument work happens here rather than in Python
+// (python/ninetoothed/kernel.py keeps the error messages' wording in step).
+//
+// Threads: the table of specialisations is touched only while the GIL is
+// held, and no iterator of it outlives a call back into Python.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings/conversions.h"
+#include "driver/compiled_kernel.h"
+#include "runtime/disk_cache.h"
+#include "support/errors.h"
+#include "tensor/dtype.h"
+
+namespace nt::bindings {
+
+namespace {
+
+struct ParamSpec {
+  std::string name;
+  bool scalar = false;
+  bool constexpr_ = false;
+  std::optional<DType> dtype;  // declared
+  size_t ndim = 0;             // of the source tensor
+};
+
+std::string text_of(const py::handle& object) { return py::str(object).cast<std::string>(); }
+
+// Types seen to be torch tensors (module "torch..."), held so their addresses stay theirs.
+bool is_torch_type(PyTypeObject* type) {
+  static auto& known = *new std::vector<py::object>;  // never destroyed: outlives the interpreter
+  for (const py::object& k : known)
+    if (reinterpret_cast<PyTypeObject*>(k.ptr()) == type) return true;
+  py::handle t(reinterpret_cast<PyObject*>(type));
+  if (!py::hasattr(t, "__module__") || !py::isinstance<py::str>(t.attr("__module__"))) return false;
+  if (t.attr("__module__").cast<std::string>().rfind("torch", 0) != 0) return false;
+  known.push_back(py::reinterpret_borrow<py::object>(t));
+  return true;
+}
+
+bool is_numpy_array_type(PyTypeObject* type) { return std::strcmp(type->tp_name, "numpy.ndarray") == 0; }
+
+bool is_numpy_type(PyTypeObject* type) {
+  py::handle t(reinterpret_cast<PyObject*>(type));
+  if (!py::hasattr(t, "__module__") || !py::isinstance<py::str>(t.attr("__module__"))) return false;
+  return t.attr("__module__").cast<std::string>() == "numpy";
+}
+
+// torch dtype objects -> DType (filled on the first torch tensor).
+const std::vector<std::pair<py::object, DType>>& torch_dtypes() {
+  static auto& table = *new std::vector<std::pair<py::object, DType>>([] {
+    std::vector<std::pair<py::object, DType>> t;
+    py::module_ torch = py::module_::import("torch");
+    for (const auto& [name, dtype] : std::vector<std::pair<const char*, DType>>{{"float16", DType::float16},
+                                                                                {"bfloat16", DType::bfloat16},
+                                                                                {"float32", DType::float32},
+                                                                                {"float64", DType::float64},
+                                                                                {"int8", DType::int8},
+                                                                                {"int16", DType::int16},
+                                                                                {"int32", DType::int32},
+                                                                                {"int64", DType::int64},
+                                                                                {"uint8", DType::uint8},
+                                                                                {"bool", DType::boolean}}) {
+      t.emplace_back(torch.attr(name), dtype);
+    }
+    return t;
+  }());  // never destroyed: outlives the interpreter
+  return table;
+}
+
+// A numpy buffer format ("f", "<f", "=e", ...) as a DType; nullopt when unsupported.
+std::optional<DType> numpy_dtype(const char* format) {
+  if (!format) return std::nullopt;
+  if (*format == '<' || *format == '=' || *format == '@') ++format;  // little-endian x86: native
+  if (format[0] == '\0' || format[1] != '\0') return std::nullopt;
+  switch (format[0]) {
+    case '?':
+      return DType::boolean;
+    case 'e':
+      return DType::float16;
+    case 'f':
+      return DType::float32;
+    case 'd':
+      return DType::float64;
+    case 'b':
+      return DType::int8;
+    case 'h':
+      return DType::int16;
+    case 'i':
+      return DType::int32;
+    case 'l':
+    case 'q':
+      return sizeof(long) == 8 || format[0] == 'q' ? DType::int64 : DType::int32;
+    case 'B':
+      return DType::uint8;
+    case 'H':
+      return DType::uint16;
+    case 'I':
+      return DType::uint32;
+    case 'L':
+    case 'Q':
+      return sizeof(long) == 8 || format[0] == 'Q' ? DType::uint64 : DType::uint32;
+    default:
+      return std::nullopt;
+  }
+}
+
+py::object attr(const py::handle& object, const char* name) {
+  PyObject* value = PyObject_GetAttrString(object.ptr(), name);
+  if (!value) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+py::object call_method(const py::handle& object, const char* name) {
+  PyObject* value = PyObject_CallMethod(object.ptr(), name, nullptr);
+  if (!value) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+std::vector<int64_t> int_tuple(const py::handle& sequence) {
+  py::tuple t = py::reinterpret_borrow<py::tuple>(sequence);
+  std::vector<int64_t> out(t.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t.ptr(), i));
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return out;
+}
+
+// A tensor argument: its dtype and the TensorArg.
+DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out) {
+  PyTypeObject* type = Py_TYPE(arg.ptr());
+  DType dtype;
+  if (is_numpy_array_type(type)) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+      PyErr_Clear();
+      throw TypeError("'" + p.name + "' has the unsupported dtype " + text_of(attr(arg, "dtype")));
+    }
+    std::optional<DType> d = numpy_dtype(view.format);
+    Py_ssize_t itemsize = view.itemsize;
+    out.data = view.buf;
+    out.shape.assign(view.shape, view.shape + view.ndim);
+    out.strides.assign(view.strides, view.strides + view.ndim);
+    PyBuffer_Release(&view);  // the array (held by the call's arguments) keeps its memory
+    if (!d) throw TypeError("'" + p.name + "' has the unsupported dtype " + text_of(attr(arg, "dtype")));
+    for (int64_t& s : out.strides) {
+      if (s % itemsize) {
+        throw ValueError("'" + p.name +
+                         "' has strides that are not whole elements: " + text_of(attr(arg, "strides")));
+      }
+      s /= itemsize;
+    }
+    dtype = *d;
+  } else if (is_torch_type(type)) {
+    if (!attr(arg, "is_cpu").cast<bool>()) {
+      throw ValueError("'" + p.name + "' is on the " + text_of(attr(attr(arg, "device"), "type")) +
+                       " device; NineToothed on OpenCL takes CPU tensors");
+    }
+    py::object torch_dtype = attr(arg, "dtype");
+    std::optional<DType> d;
+    for (const auto& [object, value] : torch_dtypes())
+      if (object.ptr() == torch_dtype.ptr()) d = value;
+    if (!d) throw TypeError("'" + p.name + "' has the unsupported dtype " + text_of(torch_dtype));
+    dtype = *d;
+    out.data = reinterpret_cast<void*>(call_method(arg, "data_ptr").cast<uintptr_t>());
+    out.shape = int_tuple(attr(arg, "shape"));
+    out.strides = int_tuple(call_method(arg, "stride"));
+  } else {
+    throw TypeError("'" + p.name + "' must be a torch.Tensor or a numpy.ndarray, got " + type_name(arg));
+  }
+  if (p.dtype && *p.dtype != dtype) {
+    throw TypeError("'" + p.name + "' must have dtype " + text_of(py::cast(*p.dtype)) + ", got " +
+                    text_of(py::cast(dtype)));
+  }
+  if (out.shape.size() != p.ndim) {
+    throw ValueError("'" + p.name + "' must have " + std::to_string(p.ndim) + " dimensions, got " +
+                     std::to_string(out.shape.size()));
+  }
+  return dtype;
+}
+
+// A scalar argument: its signature entries (appended to `key`: the kind's
+// DType, or -1/-2 and the bits of a constexpr int/float) and the ScalarArg.
+ScalarArg scalar_argument(const ParamSpec& p, py::handle arg, std::vector<int64_t>& key) {
+  py::object item;
+  if (!PyFloat_CheckExact(arg.ptr()) && !PyLong_CheckExact(arg.ptr()) && !PyBool_Check(arg.ptr())) {
+    PyTypeObject* type = Py_TYPE(arg.ptr());
+    if (is_torch_type(type) || is_numpy_array_type(type) || is_numpy_type(type)) {
+      int64_t ndim = py::hasattr(arg, "ndim") ? attr(arg, "ndim").cast<int64_t>() : 0;
+      if (ndim != 0) {
+        throw TypeError("'" + p.name + "' is a scalar parameter; got an array of shape " +
+                        text_of(py::tuple(attr(arg, "shape"))));
+      }
+      item = call_method(arg, "item");
+      arg = item;
+    }
+  }
+  ScalarArg s;
+  DType kind;
+  if (PyBool_Check(arg.ptr())) {
+    s.int_value = arg.ptr() == Py_True;
+    kind = DType::int64;
+  } else if (PyLong_Check(arg.ptr())) {
+    s.int_value = PyLong_AsLongLong(arg.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    kind = DType::int64;
+  } else if (PyFloat_Check(arg.ptr())) {
+    s.is_float = true;
+    s.float_value = PyFloat_AS_DOUBLE(arg.ptr());
+    kind = DType::float32;
+  } else {
+    throw TypeError("'" + p.name + "' is a scalar parameter; got " + type_name(arg));
+  }
+  if (p.constexpr_) {
+    int64_t bits = s.int_value;
+    if (s.is_float) std::memcpy(&bits, &s.float_value, sizeof bits);
+    key.push_back(-1 - s.is_float);
+    key.push_back(bits);
+    return s;
+  }
+  if (p.dtype) {
+    kind = *p.dtype;
+    if (!dtype_is_float(kind) && s.is_float) {  // Python's int(value)
+      if (!std::isfinite(s.float_value) || std::fabs(s.float_value) >= 9.2e18) {
+        throw ValueError("'" + p.name + "' is an integer parameter; cannot convert " +
+                         text_of(py::float_(s.float_value)) + " to an integer");
+      }
+      s.int_value = static_cast<int64_t>(s.float_value);
+      s.is_float = false;
+    }
+  }
+  key.push_back(static_cast<int64_t>(kind));
+  return s;
+}
+
+// The Python specialisation key for a signature: per parameter a DType, or
+// ("constexpr", value).
+py::tuple python_key(const std::vector<ParamSpec>& params, const std::vector<int64_t>& key) {
+  py::tuple out(params.size());
+  size_t k = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].constexpr_) {
+      bool is_float = key[k] == -2;
+      int64_t bits = key[k + 1];
+      double value;
+      std::memcpy(&value, &bits, sizeof value);
+      out[i] =
+          py::make_tuple("constexpr", is_float ? py::object(py::float_(value)) : py::object(py::int_(bits)));
+      k += 2;
+    } else {
+      out[i] = py::cast(static_cast<DType>(key[k]));
+      k += 1;
+    }
+  }
+  return out;
+}
+
+class LaunchBinder {
+ public:
+  LaunchBinder(std::string kernel_name, std::vector<ParamSpec> params, py::object specialize)
+      : kernel_name_(std::move(kernel_name)),
+        params_(std::move(params)),
+        specialize_(std::move(specialize)) {}
+
+  // Launches; returns the disk cache's warning, if any.
+  std::optional<std::string> launch(const py::tuple& args, const py::dict& constexpr_keywords,
+                                    const py::object& pinned) {
+    if (args.size() != params_.size()) {
+      throw TypeError(kernel_name_ + "() takes " + std::to_string(params_.size()) + " arguments, got " +
+                      std::to_string(args.size()));
+    }
+    std::vector<LaunchArg> launch_args;
+    launch_args.reserve(params_.size());
+    std::vector<int64_t> key;
+    key.reserve(params_.size() + 2);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const ParamSpec& p = params_[i];
+      if (p.scalar) {
+        launch_args.emplace_back(scalar_argument(p, args[i], key));
+      } else {
+        TensorArg t;
+        key.push_back(static_cast<int64_t>(tensor_argument(p, args[i], t)));
+        launch_args.emplace_back(std::move(t));
+      }
+    }
+    std::shared_ptr<CompiledKernel> compiled;
+    if (auto it = compiled_.find(key); it != compiled_.end()) {
+      compiled = it->second;
+    } else {
+      py::object specialize = specialize_();  // a weakref.WeakMethod: the kernel must be alive
+      if (specialize.is_none()) throw ValueError("the kernel of this launch no longer exists");
+      compiled = specialize(python_key(params_, key)).cast<std::shared_ptr<CompiledKernel>>();
+      compiled_[key] = compiled;
+    }
+    last_ = compiled;
+
+    SymbolValues constexpr_values;
+    for (const auto& [name_object, value] : constexpr_keywords) {
+      std::string name = name_object.cast<std::string>();
+      const auto& names = compiled->constexpr_symbols();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        throw TypeError(kernel_name_ + "() got an unexpected keyword argument '" + name + "'");
+      PyObject* index = PyNumber_Index(value.ptr());
+      if (!index) {
+        PyErr_Clear();
+        throw TypeError("the constexpr value " + name + "=" + py::repr(value).cast<std::string>() +
+                        " must be an int");
+      }
+      constexpr_values[name] = py::reinterpret_steal<py::int_>(index).cast<int64_t>();
+    }
+    std::optional<SymbolValues> config;
+    if (!pinned.is_none()) {
+      config = pinned.cast<SymbolValues>();
+      const auto& meta = compiled->meta_symbols();
+      std::string unknown;
+      for (const auto& [name, value] : *config) {
+        if (std::find(meta.begin(), meta.end(), name) == meta.end())
+          unknown += (unknown.empty() ? "" : ", ") + py::repr(py::str(name)).cast<std::string>();
+      }
+      if (!unknown.empty()) {
+        std::string names;
+        for (const std::string& m : meta) names += (names.empty() ? "" : ", ") + m;
+        throw ValueError("pin(): " + unknown + " is not a meta symbol of " + kernel_name_ +
+                         "; its meta symbols: " + (names.empty() ? "none" : names));
+      }
+    }
+    {
+      py::gil_scoped_release release;
+      compiled->launch(launch_args, constexpr_values, config);
+    }
+    std::string warning = DiskCache::instance().take_warning();
+    if (warning.empty()) return std::nullopt;
+    return warning;
+  }
+
+  std::shared_ptr<CompiledKernel> last() const { return last_; }
+
+ private:
+  std::string kernel_name_;
+  std::vector<ParamSpec> params_;
+  // A weakref.WeakMethod of Kernel._specialize (key tuple -> CompiledKernel, tracing the
+  // application): a strong reference would be a cycle the garbage collector cannot see.
+  py::object specialize_;
+  std::map<std::vector<int64_t>, std::shared_ptr<CompiledKernel>> compiled_;
+  std::shared_ptr<CompiledKernel> last_;
+};
+
+}  // namespace
+
+void bind_launch(py::module_& m) {
+  py::class_<LaunchBinder>(m, "LaunchBinder", "Binds a kernel call's arguments and launches it (one call).")
+      .def(py::init([](const std::string& kernel_name, const py::list& specs, py::object specialize) {
+             std::vector<ParamSpec> params;
+             for (const py::handle& spec : specs) {
+               auto t = spec.cast<py::tuple>();
+               ParamSpec p;
+               p.name = t[0].cast<std::string>();
+               p.scalar = t[1].cast<bool>();
+               p.constexpr_ = t[2].cast<bool>();
+               if (!t[3].is_none()) p.dtype = t[3].cast<DType>();
+               p.ndim = t[4].cast<size_t>();
+               params.push_back(std::move(p));
+             }
+             return LaunchBinder(kernel_name, std::move(params), std::move(specialize));
+           }),
+           py::arg("kernel_name"), py::arg("params"), py::arg("specialize"))
+      .def("launch", &LaunchBinder::launch, py::arg("args"), py::arg("constexpr_values"), py::arg("pinned"))
+      .def_property_readonly("last", &LaunchBinder::last);
+  m.def("small_launch_limit", &small_launch_limit,
+        "Launches of programs accessing at most this many block elements run on the single-threaded "
+        "companion device (negative: never). Internal: for tests and measurements.");
+  m.def("set_small_launch_limit", &set_small_launch_limit, py::arg("elements"));
+  m.def("num_small_launches", &num_small_launches);
+}
+
+}  // namespace nt::bindings
