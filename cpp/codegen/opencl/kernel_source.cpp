@@ -477,9 +477,14 @@ class Emitter : public EmitContext {
       case UnaryFn::Abs:
         return f ? "fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
       case UnaryFn::Sigmoid:
+        if (compute_type(dtype) == "float") return "(1.0f / (1.0f + nt_exp_f(-" + x + ")))";
         return "(" + one + " / (" + one + " + exp(-" + x + ")))";
       default:
         break;
+    }
+    if (compute_type(dtype) == "float") {
+      std::string fast = float_unary_c(fn, x);
+      if (!fast.empty()) return fast;
     }
     std::string arg = f ? x : "(float)" + x;
     return std::string(unary_fn_name(fn)) + "(" + arg + ")";
