@@ -63,14 +63,19 @@ inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const
 // 2^k for k in [-152, 129] as two factors, each a normal float: p * 2^k1 is exact
 // for p in [0.5, 2], so the product rounds once, also into the denormals.
 inline __attribute__((always_inline)) float nt_scale_f(float p, int k) {
-  const int k1 = k / 2, k2 = k - k1;
+  const int k1 = k >> 1, k2 = k - k1;
   return p * as_float((k1 + 127) << 23) * as_float((k2 + 127) << 23);
 }
-// exp(x) = 2^k exp(r), k = rint(x / ln 2), r = x - k ln 2 (ln 2 in two parts,
+// rint(x) for |x| < 2^22, as a float and as an int: adding 1.5 * 2^23 rounds x to an
+// integer (to nearest, ties to even) in the low bits. OpenCL's rint is a long
+// sequence of compares on PoCL.
+#define NT_ROUND_MAGIC_F 0x1.8p23f
+// exp(x) = 2^k exp(r), k = rint(x / ln 2) (x clamped first), r = x - k ln 2 (ln 2 in two parts,
 // fused), |r| <= ln 2 / 2; exp(r) by Cephes' degree-7 polynomial.
 inline __attribute__((always_inline)) float nt_exp_f(float x) {
   const float c = fmin(fmax(x, -104.0f), 89.0f);  // beyond: 0 and inf after scaling
-  const float k = rint(c * 1.44269504088896341f);
+  const float t = fma(c, 1.44269504088896341f, NT_ROUND_MAGIC_F);
+  const float k = t - NT_ROUND_MAGIC_F;
   float r = fma(k, -0.693359375f, c);
   r = fma(k, 2.12194440e-4f, r);
   float q = fma(1.9875691500e-4f, r, 1.3981999507e-3f);
@@ -79,21 +84,21 @@ inline __attribute__((always_inline)) float nt_exp_f(float x) {
   q = fma(q, r, 1.6666665459e-1f);
   q = fma(q, r, 5.0000001201e-1f);
   const float p = fma(q * r, r, r) + 1.0f;
-  const float y = nt_scale_f(p, (int)k);
+  const float y = nt_scale_f(p, as_int(t) - as_int(NT_ROUND_MAGIC_F));
   return isnan(x) ? x : y;
 }
 // exp2(x) = 2^k 2^f, k = rint(x), f = x - k exact, |f| <= 1/2; 2^f by Cephes'
 // degree-6 polynomial.
 inline __attribute__((always_inline)) float nt_exp2_f(float x) {
   const float c = fmin(fmax(x, -152.0f), 129.0f);
-  const float k = rint(c);
-  const float f = c - k;
+  const float t = c + NT_ROUND_MAGIC_F;
+  const float f = c - (t - NT_ROUND_MAGIC_F);
   float q = fma(1.535336188319500e-4f, f, 1.339887440266574e-3f);
   q = fma(q, f, 9.618437357674640e-3f);
   q = fma(q, f, 5.550332471162809e-2f);
   q = fma(q, f, 2.402264791363012e-1f);
   q = fma(q, f, 6.931472028550421e-1f);
-  const float y = nt_scale_f(fma(q, f, 1.0f), (int)k);
+  const float y = nt_scale_f(fma(q, f, 1.0f), as_int(t) - as_int(NT_ROUND_MAGIC_F));
   return isnan(x) ? x : y;
 }
 // log(x) = k ln 2 + log(1 + f), x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt(2));
