@@ -32,8 +32,8 @@ struct DotArrays {
   bool accumulate = false;   // result += a @ b (else result = a @ b)
 };
 
-// Rows of a micro-tile (measured on PoCL's AVX-512 CPU device: 8 rows by 2 x 16 floats
-// keeps 16 accumulators + 2 b vectors + 1 broadcast in the 32 vector registers).
+// Rows of a micro-tile: 8 rows by 2 x 16 floats keep 16 accumulators + 2 b vectors +
+// 1 broadcast in AVX-512's 32 vector registers (4 rows measured slower, 6 to 12 alike).
 constexpr int kDotRows = 8;
 // Lanes of the vectors for `type`: 64 bytes (one AVX-512 register, and the preferred
 // vector width PoCL reports there: 16 floats, 8 doubles).
