@@ -140,6 +140,38 @@ TEST(KernelSource, HalfIsStoredThroughConversions) {
   EXPECT_NE(b.find("nt_float_to_bf16("), std::string::npos);
 }
 
+// z = dot(x, y) over (m, k) and (k, n) blocks of 2-D tensors, in `dtype`.
+Kernel block_dot(int64_t m, int64_t k, int64_t n, DType dtype) {
+  TensorSpec spec;
+  spec.ndim = 2;
+  Builder b("dot");
+  int x = b.add_param(Param{"x", Tensor::create(spec)->tile({Expr(m), Expr(k)}), dtype});
+  int y = b.add_param(Param{"y", Tensor::create(spec)->tile({Expr(k), Expr(n)}), dtype});
+  int z = b.add_param(Param{"z", Tensor::create(spec)->tile({Expr(m), Expr(n)}), dtype});
+  b.store(z, {}, dot(b.load(x, {}), b.load(y, {})));
+  return b.finish();
+}
+
+TEST(KernelSource, DotIsARegisterBlockedMicroKernel) {
+  // 11 x 49: one 8-row tile and 3 single rows, each over 32 + 16 + 1 columns.
+  std::string s = codegen::generate_opencl(lower::inline_lets(block_dot(11, 16, 49, DType::float32))).source;
+  EXPECT_NE(s.find("micro-tiles of 8 rows by 2 x 16 columns"), std::string::npos) << s;
+  EXPECT_NE(s.find("float16 nt_c"), std::string::npos);  // accumulators in vector variables
+  EXPECT_NE(s.find(" = fma(nt_a"), std::string::npos);
+  EXPECT_NE(s.find("vload16(0, nt_op"), std::string::npos);  // rows of b, unit stride
+  EXPECT_NE(s.find("+ 32 <= 49"), std::string::npos);        // two vectors of columns
+  EXPECT_NE(s.find("+ 16 <= 49"), std::string::npos);        // then one
+  EXPECT_NE(s.find("+ 8 <= 11"), std::string::npos);         // 8-row tiles
+  // A plain dot starts from zero: its result array is never read before the tiles write it.
+  EXPECT_NE(s.find("= (float16)(0);"), std::string::npos);
+  std::string d = codegen::generate_opencl(lower::inline_lets(block_dot(11, 16, 49, DType::float64))).source;
+  EXPECT_NE(d.find("double8 nt_c"), std::string::npos);
+  std::string i = codegen::generate_opencl(lower::inline_lets(block_dot(11, 16, 49, DType::int32))).source;
+  EXPECT_NE(i.find("int16 nt_c"), std::string::npos);
+  EXPECT_EQ(i.find(" = fma(nt_a"), std::string::npos);  // integers multiply and add exactly
+  EXPECT_NE(i.find(" * nt_b"), std::string::npos);
+}
+
 TEST(KernelSource, RuntimeSizedBlocksCannotBeHeldInMemory) {
   TensorSpec spec;
   spec.ndim = 1;

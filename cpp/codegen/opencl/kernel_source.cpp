@@ -10,6 +10,7 @@
 #include "codegen/opencl/block_ops.h"
 #include "codegen/opencl/c_expr.h"
 #include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
 #include "codegen/opencl/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -476,9 +477,14 @@ class Emitter : public EmitContext {
       case UnaryFn::Abs:
         return f ? "fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
       case UnaryFn::Sigmoid:
+        if (compute_type(dtype) == "float") return "(1.0f / (1.0f + nt_exp_f(-" + x + ")))";
         return "(" + one + " / (" + one + " + exp(-" + x + ")))";
       default:
         break;
+    }
+    if (compute_type(dtype) == "float") {
+      std::string fast = float_unary_c(fn, x);
+      if (!fast.empty()) return fast;
     }
     std::string arg = f ? x : "(float)" + x;
     return std::string(unary_fn_name(fn)) + "(" + arg + ")";
@@ -543,28 +549,22 @@ class Emitter : public EmitContext {
     return name;
   }
 
+  // The operands packed into private arrays of the result's compute type (each converted
+  // once per block), then the register-blocked micro-kernel (dot_kernel.h).
   void emit_dot(const Value& v, const std::string& result, bool accumulate) {
     const Value& a = v->operands[0];
     const Value& b = v->operands[1];
     DType dt = v->type.dtype;
-    std::string ct = compute_type(dt);
-    std::string x = as_array(a, dt, "a dot operand");
-    std::string y = as_array(b, dt, "a dot operand");
-    std::string M = c(simplify(a->type.shape[0], env_)), K = c(simplify(a->type.shape[1], env_)),
-                N = c(simplify(b->type.shape[1], env_));
-    if (!accumulate) {
-      open("for (long i = 0; i < (" + M + ") * (" + N + "); ++i)");
-      line_(result + "[i] = 0;");
-      close();
-    }
-    open("for (long i = 0; i < " + M + "; ++i)");
-    open("for (long k = 0; k < " + K + "; ++k)");
-    line_("const " + ct + " a_ik = " + x + "[i * " + K + " + k];");
-    open("for (long j = 0; j < " + N + "; ++j)");
-    line_(result + "[i * " + N + " + j] += a_ik * " + y + "[k * " + N + " + j];");
-    close();
-    close();
-    close();
+    DotArrays d;
+    d.a = as_array(a, dt, "a dot operand");
+    d.b = as_array(b, dt, "a dot operand");
+    d.result = result;
+    d.M = c(simplify(a->type.shape[0], env_));
+    d.K = c(simplify(a->type.shape[1], env_));
+    d.N = c(simplify(b->type.shape[1], env_));
+    d.type = compute_type(dt);
+    d.accumulate = accumulate;
+    emit_dot_kernel(*this, d);
   }
 
   void emit_reduce(const Value& v) {

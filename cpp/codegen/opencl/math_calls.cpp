@@ -54,6 +54,70 @@ inline ushort nt_half_bits(float x) {
   return h;
 }
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
+// exp, exp2 and log of float: range reduction and a polynomial, branch-free
+// (selects only), so that PoCL's loop vectoriser turns a loop calling them into
+// vector code; the OpenCL builtins are calls it cannot vectorise (so would these
+// be, were they not inlined: always_inline). Measured
+// against float64 over every float32 input (benchmarks/exp_accuracy.py):
+// see docs/performance.md for the largest errors in ulp (the bound is 2).
+// 2^k for k in [-152, 129] as two factors, each a normal float: p * 2^k1 is exact
+// for p in [0.5, 2], so the product rounds once, also into the denormals.
+inline __attribute__((always_inline)) float nt_scale_f(float p, int k) {
+  const int k1 = k >> 1, k2 = k - k1;
+  return p * as_float((k1 + 127) << 23) * as_float((k2 + 127) << 23);
+}
+// rint(x) for |x| < 2^22, as a float and as an int: adding 1.5 * 2^23 rounds x to an
+// integer (to nearest, ties to even) in the low bits. OpenCL's rint is a long
+// sequence of compares on PoCL.
+#define NT_ROUND_MAGIC_F 0x1.8p23f
+// exp(x) = 2^k exp(r), k = rint(x / ln 2) (x clamped first), r = x - k ln 2 (ln 2 in two parts,
+// fused), |r| <= ln 2 / 2; exp(r) by Cephes' degree-7 polynomial.
+inline __attribute__((always_inline)) float nt_exp_f(float x) {
+  const float c = fmin(fmax(x, -104.0f), 89.0f);  // beyond: 0 and inf after scaling
+  const float t = fma(c, 1.44269504088896341f, NT_ROUND_MAGIC_F);
+  const float k = t - NT_ROUND_MAGIC_F;
+  float r = fma(k, -0.693359375f, c);
+  r = fma(k, 2.12194440e-4f, r);
+  float q = fma(1.9875691500e-4f, r, 1.3981999507e-3f);
+  q = fma(q, r, 8.3334519073e-3f);
+  q = fma(q, r, 4.1665795894e-2f);
+  q = fma(q, r, 1.6666665459e-1f);
+  q = fma(q, r, 5.0000001201e-1f);
+  const float p = fma(q * r, r, r) + 1.0f;
+  const float y = nt_scale_f(p, as_int(t) - as_int(NT_ROUND_MAGIC_F));
+  return isnan(x) ? x : y;
+}
+// exp2(x) = 2^k 2^f, k = rint(x), f = x - k exact, |f| <= 1/2; 2^f by Cephes'
+// degree-6 polynomial.
+inline __attribute__((always_inline)) float nt_exp2_f(float x) {
+  const float c = fmin(fmax(x, -152.0f), 129.0f);
+  const float t = c + NT_ROUND_MAGIC_F;
+  const float f = c - (t - NT_ROUND_MAGIC_F);
+  float q = fma(1.535336188319500e-4f, f, 1.339887440266574e-3f);
+  q = fma(q, f, 9.618437357674640e-3f);
+  q = fma(q, f, 5.550332471162809e-2f);
+  q = fma(q, f, 2.402264791363012e-1f);
+  q = fma(q, f, 6.931472028550421e-1f);
+  const float y = nt_scale_f(fma(q, f, 1.0f), as_int(t) - as_int(NT_ROUND_MAGIC_F));
+  return isnan(x) ? x : y;
+}
+// log(x) = k ln 2 + log(1 + f), x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt(2));
+// log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f), R fdlibm's (FreeBSD
+// e_logf.c) degree-4 polynomial. Denormals are scaled by 2^23 first.
+inline __attribute__((always_inline)) float nt_log_f(float x) {
+  const int tiny = x < 0x1p-126f;
+  const float m0 = tiny ? x * 0x1p23f : x;
+  const uint bits = as_uint(m0) + (0x3f800000u - 0x3f3504f3u);
+  const float k = (float)((int)(bits >> 23) - 0x7f - (tiny ? 23 : 0));
+  const float f = as_float((bits & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s, w = z * z;
+  const float t1 = w * fma(w, 0.24279078841f, 0.40000972152f);
+  const float t2 = z * fma(w, 0.28498786688f, 0.66666662693f);
+  const float hfsq = 0.5f * f * f;
+  const float y = s * (hfsq + t1 + t2) + k * 9.0580006145e-06f - hfsq + f + k * 6.9313812256e-01f;
+  return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
+}
 // Philox4x32 with `rounds` rounds (nt_philox above is 10 rounds of (offset, 0) under seed).
 inline uint4 nt_philox_rounds(uint c0, uint c1, uint c2, uint c3, uint k0, uint k1, uint rounds) {
   uint4 c = (uint4)(c0, c1, c2, c3);
@@ -127,6 +191,19 @@ bool conversion_c(const std::string& fn, const std::string& x, DType result, std
 }
 
 }  // namespace
+
+std::string float_unary_c(UnaryFn fn, const std::string& x) {
+  switch (fn) {
+    case UnaryFn::Exp:
+      return "nt_exp_f(" + x + ")";
+    case UnaryFn::Exp2:
+      return "nt_exp2_f(" + x + ")";
+    case UnaryFn::Log:
+      return "nt_log_f(" + x + ")";
+    default:
+      return "";
+  }
+}
 
 std::string call_c(const ValueNode& v, const std::vector<std::string>& a) {
   const std::string& fn = v.name;

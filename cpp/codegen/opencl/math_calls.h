@@ -18,4 +18,8 @@ extern const char* const kMathPreamble;
 
 std::string call_c(const ir::ValueNode& call, const std::vector<std::string>& args);
 
+// exp, exp2 or log of a float (computed in float: float32, float16, bfloat16) as a
+// call of the vectorisable helpers of kMathPreamble; "" for other functions.
+std::string float_unary_c(ir::UnaryFn fn, const std::string& x);
+
 }  // namespace nt::codegen

@@ -1,0 +1,183 @@
+"""The register-blocked dot (codegen/opencl/dot_kernel.h) against float64 references.
+
+The micro-kernel cuts a block's product into tiles of 8 rows by two vectors
+(16 floats, or 8 doubles, each), then one vector, then single columns; rows left
+over run one at a time. The block sizes below are chosen so that each of those
+variants runs: (BM, BN) = (11, 49) has full 8-row tiles and a 3-row rest, each
+with two-vector, one-vector and scalar columns (49 = 32 + 16 + 1); (8, 32) only
+the full tile; (1, 1) only the scalar one-row tile; (16, 24) a one-vector tile
+and scalar columns. The matrix sizes are odd, so blocks are partial too. Every
+output is poisoned first and every element compared.
+"""
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+
+BM = Symbol("BM", constexpr=True)
+BN = Symbol("BN", constexpr=True)
+BK = Symbol("BK", constexpr=True)
+
+
+def arrangement(input, other, output):
+    output_arranged = output.tile((BM, BN))
+    input_arranged = input.tile((BM, BK)).tile((1, -1)).expand((-1, output_arranged.shape[1]))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BK, BN)).tile((-1, 1)).expand((output_arranged.shape[0], -1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(1)
+    return input_arranged, other_arranged, output_arranged
+
+
+def transposed_arrangement(input, other, output):
+    """`other` is given as (N, K): its blocks are (BN, BK), transposed in the application."""
+    output_arranged = output.tile((BM, BN))
+    input_arranged = input.tile((BM, BK)).tile((1, -1)).expand((-1, output_arranged.shape[1]))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BN, BK)).tile((1, -1)).permute((1, 0))
+    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(0)
+    return input_arranged, other_arranged, output_arranged
+
+
+def accumulate(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])  # into the accumulator's array
+    output = accumulator  # noqa: F841
+
+
+def plain(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(input.shape[0]):
+        accumulator = ntl.dot(input[k], other[k]) + accumulator  # a dot result of its own
+    output = accumulator  # noqa: F841
+
+
+def transposed(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], ntl.trans(other[k]))
+    output = accumulator  # noqa: F841
+
+
+def accumulate_float64(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float64)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])
+    output = accumulator  # noqa: F841
+
+
+def accumulate_int(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.int32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])
+    output = accumulator  # noqa: F841
+
+
+KERNELS = {
+    "accumulate": (arrangement, accumulate),
+    "plain": (arrangement, plain),
+    "transposed": (transposed_arrangement, transposed),
+}
+SHAPES = ((33, 65, 17), (1, 1, 1), (127, 129, 127), (64, 32, 96))  # (M, K, N)
+BLOCKS = ((11, 49, 16), (8, 32, 8), (1, 1, 1), (16, 24, 32))  # (BM, BN, BK)
+
+
+def poisoned(shape, dtype):
+    fill = float("nan") if dtype.is_floating_point else -12345
+    return torch.full(shape, fill, dtype=dtype)
+
+
+def make(name, arrangement, application, dtypes):
+    tensors = tuple(Tensor(2, dtype=dtype) for dtype in dtypes)
+    return ninetoothed.make(arrangement, application, tensors, kernel_name=name)
+
+
+_kernels = {}
+
+
+def kernel(name, arrangement, application, dtypes):
+    key = (name, dtypes)
+    if key not in _kernels:
+        _kernels[key] = make(name, arrangement, application, dtypes)
+    return _kernels[key]
+
+
+def check_close(output, expected, k, eps):
+    """Each element within the float32 summation error bound of its float64 value."""
+    bound = 2 * k * eps * expected[1] + 1e-30
+    error = (output.double() - expected[0]).abs()
+    assert not torch.isnan(output).any()
+    worst = (error / bound).max().item()
+    assert worst <= 1, f"error {worst:.3g} times the bound"
+
+
+def reference(a, b):
+    """The float64 product and, per element, the sum of |a_ik * b_kj| (for the error bound)."""
+    a, b = a.double(), b.double()
+    return a @ b, a.abs() @ b.abs()
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES)
+@pytest.mark.parametrize("bm, bn, bk", BLOCKS)
+@pytest.mark.parametrize("variant", sorted(KERNELS))
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16), ids=("f32", "f16"))
+def test_dot_micro_tiles(dtype, variant, bm, bn, bk, m, k, n):
+    arrange, application = KERNELS[variant]
+    dt = {torch.float32: ninetoothed.float32, torch.float16: ninetoothed.float16}[dtype]
+    f = kernel(variant, arrange, application, (dt, dt, ninetoothed.float32))
+    a = torch.randn(m, k).to(dtype)
+    b = torch.randn(k, n).to(dtype)
+    output = poisoned((m, n), torch.float32)
+    f(a, b.t().contiguous() if variant == "transposed" else b, output, BM=bm, BN=bn, BK=bk)
+    # float16 products are exact in float32: the sums' rounding is the only error.
+    check_close(output, reference(a, b), k, 2.0**-24)
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES)
+@pytest.mark.parametrize("bm, bn, bk", BLOCKS)
+def test_dot_mixed_dtypes(bm, bn, bk, m, k, n):
+    """float16 @ float32: the float16 block is converted to float once, then multiplied."""
+    f = kernel("mixed", arrangement, accumulate, (ninetoothed.float16, ninetoothed.float32, ninetoothed.float32))
+    a = torch.randn(m, k).half()
+    b = torch.randn(k, n)
+    output = poisoned((m, n), torch.float32)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    check_close(output, reference(a, b), k, 2.0**-24)
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES)
+@pytest.mark.parametrize("bm, bn, bk", ((11, 21, 8), (8, 16, 16), (1, 1, 1)))
+def test_dot_float64(bm, bn, bk, m, k, n):
+    """Vectors of 8 doubles: (11, 21) runs two-vector, one-vector and scalar columns."""
+    f = kernel("f64", arrangement, accumulate_float64, (ninetoothed.float64,) * 3)
+    a = torch.randn(m, k, dtype=torch.float64)
+    b = torch.randn(k, n, dtype=torch.float64)
+    output = poisoned((m, n), torch.float64)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    expected = (a.to(torch.float64) @ b, a.abs() @ b.abs())
+    check_close(output, expected, k, 2.0**-53)
+
+
+@pytest.mark.parametrize("m, k, n", SHAPES)
+@pytest.mark.parametrize("bm, bn, bk", ((11, 49, 16), (1, 1, 1)))
+def test_dot_int(bm, bn, bk, m, k, n):
+    """Integer dots multiply and add in vectors of int: exact."""
+    f = kernel("int", arrangement, accumulate_int, (ninetoothed.int32,) * 3)
+    a = torch.randint(-100, 100, (m, k), dtype=torch.int32)
+    b = torch.randint(-100, 100, (k, n), dtype=torch.int32)
+    output = poisoned((m, n), torch.int32)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    assert torch.equal(output.long(), a.long() @ b.long())
+
+
+def test_dot_source_keeps_accumulators_in_vectors():
+    """The generated C holds the micro-tile in float16 vector variables and uses fma."""
+    source = kernel("accumulate", arrangement, accumulate,
+                    (ninetoothed.float32, ninetoothed.float32, ninetoothed.float32)).source
+    assert "float16 nt_c" in source
+    assert "fma(" in source
+    assert "vstore16(" in source
