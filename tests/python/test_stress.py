@@ -130,15 +130,15 @@ def test_processes_sharing_a_cache_tune_a_key_once(tmp_path):
 def test_a_killed_tuner_leaves_no_stale_lock(tmp_path):
     env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "interrupted_tuning.py"), str(1 << 18)], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(SCRIPTS / "interrupted_tuning.py"), str(1 << 21)], env=env, stdout=subprocess.PIPE, text=True
     )
     assert process.stdout.readline().strip() == "tuning"
-    time.sleep(0.5)
+    time.sleep(0.5)  # (2**21 elements: tuning takes seconds even with the kernel's programs cached)
     process.kill()
     process.wait(timeout=30)
     assert "finished" not in process.stdout.read()  # killed while it tuned, holding the lock
     assert list(tmp_path.rglob("*.lock"))
-    result = script("interrupted_tuning.py", 1 << 18, cache=tmp_path, timeout=240, check=False)
+    result = script("interrupted_tuning.py", 1 << 21, cache=tmp_path, timeout=240, check=False)
     assert result.stdout.split("\n")[-2] == "finished", result.stdout
 
 
