@@ -15,6 +15,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -342,7 +343,7 @@ class LaunchBinder {
     }
     {
       py::gil_scoped_release release;
-      compiled->launch(launch_args, constexpr_values, config);
+      last_seconds_ = compiled->launch(launch_args, constexpr_values, config);
     }
     std::string warning = DiskCache::instance().take_warning();
     if (warning.empty()) return std::nullopt;
@@ -350,6 +351,12 @@ class LaunchBinder {
   }
 
   std::shared_ptr<CompiledKernel> last() const { return last_; }
+  // The device time of the last launch from any thread (OpenCL profiling), or None.
+  std::optional<double> last_seconds() const {
+    double seconds = last_seconds_;
+    if (seconds < 0) return std::nullopt;
+    return seconds;
+  }
 
  private:
   std::string kernel_name_;
@@ -359,6 +366,7 @@ class LaunchBinder {
   py::object specialize_;
   std::map<std::vector<int64_t>, std::shared_ptr<CompiledKernel>> compiled_;
   std::shared_ptr<CompiledKernel> last_;
+  std::atomic<double> last_seconds_{-1.0};
 };
 
 }  // namespace
@@ -377,11 +385,12 @@ void bind_launch(py::module_& m) {
                p.ndim = t[4].cast<size_t>();
                params.push_back(std::move(p));
              }
-             return LaunchBinder(kernel_name, std::move(params), std::move(specialize));
+             return std::make_unique<LaunchBinder>(kernel_name, std::move(params), std::move(specialize));
            }),
            py::arg("kernel_name"), py::arg("params"), py::arg("specialize"))
       .def("launch", &LaunchBinder::launch, py::arg("args"), py::arg("constexpr_values"), py::arg("pinned"))
-      .def_property_readonly("last", &LaunchBinder::last);
+      .def_property_readonly("last", &LaunchBinder::last)
+      .def_property_readonly("last_launch_seconds", &LaunchBinder::last_seconds);
   m.def("small_launch_limit", &small_launch_limit,
         "Launches of programs accessing at most this many block elements run on the single-threaded "
         "companion device (negative: never). Internal: for tests and measurements.");

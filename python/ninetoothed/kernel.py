@@ -131,6 +131,12 @@ class Kernel:
         if warning:
             warnings.warn(warning, RuntimeWarning, stacklevel=2)
 
+    @property
+    def last_launch_seconds(self):
+        """The device's execution time of the last launch in seconds (OpenCL profiling; host copies and
+        argument handling excluded), or None before the first launch."""
+        return self._binder.last_launch_seconds
+
     def pin(self, config):
         """Uses `config` ({meta symbol name: value}) for every launch instead of tuning; None unpins."""
         self._pinned = None if config is None else {str(k): int(v) for k, v in config.items()}

@@ -55,3 +55,22 @@ def test_blocks_too_large_for_private_memory_are_refused():
     assert torch.isnan(output).all()
     kernel(input, output, BLOCK=8)
     assert torch.equal(output, input - input.max(dim=1, keepdim=True).values)
+
+
+def _scale_arrangement(x, y, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,))
+
+
+def _scale_application(x, y):
+    y = x * 2  # noqa: F841
+
+
+def test_the_last_launch_reports_its_device_time():
+    kernel = ninetoothed.make(_scale_arrangement, _scale_application, (Tensor(1), Tensor(1)))
+    assert kernel.last_launch_seconds is None
+    for size in (5, 1 << 20):  # a small launch (single-threaded companion) and a big one
+        x = torch.randn(size)
+        y = torch.full((size,), float("nan"))
+        kernel(x, y)
+        assert torch.equal(y, x * 2)
+        assert isinstance(kernel.last_launch_seconds, float) and kernel.last_launch_seconds > 0
