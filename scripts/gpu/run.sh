@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU and driver but none of our Debian packages (the lent H100/H200
+# machines): builds the module with that machine's Python (pybind11 from its site-packages, OpenCL
+# headers and libOpenCL.so.1 from the CUDA toolkit), registers NVIDIA's OpenCL driver in
+# /etc/OpenCL/vendors/nvidia.icd when missing, runs kernel tests on the NVIDIA device
+# (NINETOOTHED_DEVICE=NVIDIA), then prints the GPU benchmark table (benchmarks/gpu.py).
+# Usage: scripts/gpu/run.sh [pytest files...]   (default: the tutorial's and the AOT tests)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  DRIVER=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null ||
+           find / -name 'libnvidia-opencl.so.1' -not -path '/proc/*' 2>/dev/null | head -1)
+  mkdir -p /etc/OpenCL/vendors
+  echo "$DRIVER" > /etc/OpenCL/vendors/nvidia.icd
+fi
+PYTHON=${PYTHON:-python3}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+echo "[gpu] building"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNINETOOTHED_BUILD_TESTS=OFF \
+  -DPython3_EXECUTABLE="$(command -v "$PYTHON")" -Dpybind11_DIR="$("$PYTHON" -m pybind11 --cmakedir)" \
+  -DOpenCL_INCLUDE_DIR="$CUDA/include" -DOpenCL_LIBRARY="$CUDA/lib64/libOpenCL.so.1" >/dev/null
+cmake --build build-gpu -j"$(nproc)" >/dev/null
+# Ahead-of-time tests compile C programs with -lOpenCL and <CL/cl.h>: the toolkit's.
+mkdir -p /tmp/ninetoothed-opencl && ln -sf "$CUDA/lib64/libOpenCL.so.1" /tmp/ninetoothed-opencl/libOpenCL.so
+export LIBRARY_PATH=/tmp/ninetoothed-opencl${LIBRARY_PATH:+:$LIBRARY_PATH} CPATH=$CUDA/include${CPATH:+:$CPATH}
+export NINETOOTHED_DEVICE=${NINETOOTHED_DEVICE:-NVIDIA} NINETOOTHED_CACHE_DIR=${NINETOOTHED_CACHE_DIR:-$(mktemp -d)}
+export PYTHONPATH=$PWD/python
+"$PYTHON" -c "import ninetoothed; print('[gpu] device:', ninetoothed.current_device())"
+if [ $# -eq 0 ]; then set -- tests/python/test_kernels_tutorial.py tests/python/test_aot.py; fi
+echo "[gpu] tests: $*"
+"$PYTHON" -m pytest -q -p no:cacheprovider "$@"
+echo "[gpu] benchmark"
+"$PYTHON" benchmarks/gpu.py
