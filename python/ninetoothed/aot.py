@@ -154,7 +154,8 @@ _C_KEYWORDS = frozenset(
     """auto break case char const continue default do double else enum extern float for goto if inline int
     long register restrict return short signed sizeof static struct switch typedef union unsigned void
     volatile while bool true false class delete new namespace operator private protected public template
-    this throw try catch virtual friend mutable using typename export explicit stream""".split()
+    this throw try catch virtual friend mutable using typename export explicit stream
+    ninetoothed_plan_ ninetoothed_state_ ninetoothed_arguments_""".split()
 )
 
 
@@ -176,8 +177,8 @@ def check_caller(caller):
 
 
 def c_identifier(name):
-    """`name` as a C identifier that is no keyword (and not `stream`)."""
-    name = re.sub(r"\W", "_", str(name))
+    """`name` as a C identifier that is no keyword, nor `stream` or a name the generated code uses."""
+    name = re.sub(r"\W", "_", str(name), flags=re.ASCII)
     if not name or name[0].isdigit():
         name = "_" + name
     if name in _C_KEYWORDS or keyword.iskeyword(name):
@@ -249,8 +250,8 @@ NineToothedResult launch_{kernel_name}({signature});
 """
     if params:
         tensors = ", ".join(f"{{{p}.data, {p}.shape, {p}.strides}}" for p in params)
-        arguments = f"  const NtAotTensor arguments[] = {{{tensors}}};\n"
-        pointer = "arguments"
+        arguments = f"  const NtAotTensor ninetoothed_arguments_[] = {{{tensors}}};\n"
+        pointer = "ninetoothed_arguments_"
     else:
         arguments, pointer = "", "nullptr"
     source = f"""// Written by NineToothed: the ahead-of-time kernel {kernel_name}. Its launch
@@ -262,15 +263,16 @@ NineToothedResult launch_{kernel_name}({signature});
 
 namespace {{
 
-const char kPlan[] =
+const char ninetoothed_plan_[] =
     {_c_string(plan)};
 
-void* g_state = nullptr;
+void* ninetoothed_state_ = nullptr;
 
 }}  // namespace
 
 extern "C" __attribute__((visibility("default"))) NineToothedResult launch_{kernel_name}({signature}) {{
-{arguments}  return ninetoothed_aot_launch(kPlan, sizeof kPlan - 1, &g_state, stream, {pointer}, {len(params)});
+{arguments}  return ninetoothed_aot_launch(ninetoothed_plan_, sizeof ninetoothed_plan_ - 1, &ninetoothed_state_, stream,
+                                {pointer}, {len(params)});
 }}
 """
     return header, source

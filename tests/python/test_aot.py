@@ -486,3 +486,24 @@ def test_a_forked_child_gets_an_error_code_not_a_hang(tmp_path):
             pytest.fail("the forked child hung")
         time.sleep(0.05)
     assert os.WEXITSTATUS(status) == 0
+
+
+def odd_names_arrangement(stream, default, arguments, ninetoothed_plan_):
+    return tuple(t.tile((32,)) for t in (stream, default, arguments, ninetoothed_plan_))
+
+
+def odd_names_application(stream, default, arguments, ninetoothed_plan_):
+    ninetoothed_plan_ = stream + default * arguments  # noqa: F841
+
+
+def test_parameter_names_that_are_c_keywords_or_generated_names(tmp_path):
+    kernel = ninetoothed.make(odd_names_arrangement, odd_names_application,
+                              tuple(Tensor(1, dtype=ninetoothed.float32) for _ in range(4)),
+                              caller="opencl", kernel_name="odd", output_dir=tmp_path)
+    header = (tmp_path / "odd.h").read_text()
+    assert ("NineToothedTensor stream_, NineToothedTensor default_, NineToothedTensor arguments, "
+            "NineToothedTensor ninetoothed_plan__);") in header
+    a, b, c = torch.randn(70), torch.randn(70), torch.randn(70)
+    output = _poisoned((70,), torch.float32)
+    kernel(a, b, c, output)
+    assert torch.equal(output, a + b * c)
