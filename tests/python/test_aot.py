@@ -506,4 +506,4 @@ def test_parameter_names_that_are_c_keywords_or_generated_names(tmp_path):
     a, b, c = torch.randn(70), torch.randn(70), torch.randn(70)
     output = _poisoned((70,), torch.float32)
     kernel(a, b, c, output)
-    assert torch.equal(output, a + b * c)
+    assert torch.allclose(output.double(), a.double() + b.double() * c.double(), rtol=1e-6, atol=1e-6)
