@@ -175,6 +175,12 @@ int launch(const char* plan, size_t plan_size, void** state, void* stream, const
   } catch (const RuntimeError& e) {
     throw Failure{NT_AOT_STREAM, std::string("the stream is not a usable cl_command_queue: ") + e.what()};
   }
+  cl_command_queue_properties properties = 0;
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr),
+        "clGetCommandQueueInfo");
+  if (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+    throw Failure{NT_AOT_STREAM, "the stream is an out-of-order command queue; pass an in-order one"};
+  }
   ScopedDevice scope(device, queue);
   kernel->launch(launch, {});
   return NT_AOT_SUCCESS;

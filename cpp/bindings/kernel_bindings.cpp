@@ -300,13 +300,14 @@ void bind_kernel(py::module_& m) {
       .def_property_readonly("source", &CompiledKernel::source)
       .def(
           "launch_plan",
-          [](const CompiledKernel& k, const std::map<int, double>& fixed_scalars) {
+          [](const CompiledKernel& k, const std::optional<std::map<int, double>>& fixed_scalars) {
             LaunchPlan plan = k.plan();
-            plan.fixed_scalars = fixed_scalars;
+            if (fixed_scalars) plan.fixed_scalars = *fixed_scalars;
             return py::bytes(format_launch_plan(plan));
           },
-          py::arg("fixed_scalars") = std::map<int, double>{},
-          "The launch plan as text; `fixed_scalars` ({param index: value}) fixes constexpr scalars.")
+          py::arg("fixed_scalars") = py::none(),
+          "The launch plan as text; `fixed_scalars` ({param index: value}) replaces its fixed constexpr "
+          "scalars.")
       .def_property_readonly("ir", [](const CompiledKernel& k) { return ir::to_string(k.lowered()); })
       .def_property_readonly("constexpr_symbols", &CompiledKernel::constexpr_symbols)
       .def_property_readonly("meta_symbols", &CompiledKernel::meta_symbols)

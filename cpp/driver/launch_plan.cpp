@@ -82,6 +82,12 @@ class Reader {
     if (ec != std::errc() || end != field.data() + field.size()) fail("'" + field + "' is not an integer");
     return v;
   }
+  double real(const std::string& field) const {  // locale-independent, as written by %.17g
+    double v = 0;
+    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+    if (ec != std::errc() || end != field.data() + field.size()) fail("'" + field + "' is not a number");
+    return v;
+  }
   bool flag(const std::string& field) const {
     if (field != "0" && field != "1") fail("'" + field + "' is not 0 or 1");
     return field == "1";
@@ -204,7 +210,7 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       if (tag == "block_shape") param->block_shape = exprs_of(f);
     } else if (tag == "fixed") {
       expect_fields(r, f, 3);
-      plan.fixed_scalars[static_cast<int>(r.integer(f[1]))] = std::stod(f[2]);
+      plan.fixed_scalars[static_cast<int>(r.integer(f[1]))] = r.real(f[2]);
     } else if (tag == "arg") {
       expect_fields(r, f, 5);
       int64_t kind = r.integer(f[1]);

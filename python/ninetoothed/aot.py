@@ -21,7 +21,9 @@ tensors' declared dtypes and writes into `output_dir`, in upstream's C API:
 taking torch tensors, numpy arrays and Python scalars.
 """
 
+import contextlib
 import ctypes
+import fcntl
 import hashlib
 import json
 import keyword
@@ -34,6 +36,7 @@ import subprocess
 import tempfile
 import threading
 
+from ninetoothed import _core
 from ninetoothed._core import DType, Tensor
 
 SUPPORTED_CALLERS = ("opencl",)
@@ -150,12 +153,18 @@ const char *ninetoothed_error_string(NineToothedResult code);
 #endif /* NINETOOTHED_H */
 """
 
-_C_KEYWORDS = frozenset(
-    """auto break case char const continue default do double else enum extern float for goto if inline int
-    long register restrict return short signed sizeof static struct switch typedef union unsigned void
-    volatile while bool true false class delete new namespace operator private protected public template
-    this throw try catch virtual friend mutable using typename export explicit stream
-    ninetoothed_plan_ ninetoothed_state_ ninetoothed_arguments_""".split()
+# Names a generated parameter may not have: C11 and C++20 keywords, macros and names the
+# generated code uses.
+_RESERVED = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
+    char32_t class co_await co_return co_yield compl concept const consteval constexpr constinit
+    const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
+    false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
+    operator or or_eq private protected public register reinterpret_cast requires restrict return short
+    signed sizeof static static_assert static_cast struct switch template this thread_local throw true
+    try typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq
+    _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert
+    _Thread_local NULL stream NtAotTensor""".split()
 )
 
 
@@ -177,13 +186,27 @@ def check_caller(caller):
 
 
 def c_identifier(name):
-    """`name` as a C identifier that is no keyword, nor `stream` or a name the generated code uses."""
+    """`name` as a C identifier that is no keyword, macro or name the generated code uses."""
     name = re.sub(r"\W", "_", str(name), flags=re.ASCII)
     if not name or name[0].isdigit():
         name = "_" + name
-    if name in _C_KEYWORDS or keyword.iskeyword(name):
+    if name in _RESERVED or keyword.iskeyword(name) or name.startswith("ninetoothed_"):
         name += "_"
     return name
+
+
+def c_identifiers(names, taken=()):
+    """c_identifier of each name, made unique (among themselves and `taken`) by a numeric suffix."""
+    result, used = [], set(taken)
+    for name in names:
+        candidate = base = c_identifier(name)
+        number = 1
+        while candidate in used:
+            candidate = f"{base}_{number}"
+            number += 1
+        used.add(candidate)
+        result.append(candidate)
+    return result
 
 
 def check_kernel_name(kernel_name):
@@ -228,9 +251,9 @@ def _c_string(data):
 
 def kernel_files(kernel_name, param_names, plan):
     """The texts of NAME.h and NAME.cpp for a kernel with that launch plan."""
-    params = [c_identifier(name) for name in param_names]
+    params = c_identifiers(param_names)
     signature = ", ".join(["NineToothedStream stream"] + [f"NineToothedTensor {p}" for p in params])
-    guard = f"NINETOOTHED_KERNEL_{kernel_name.upper()}_H"
+    guard = f"NINETOOTHED_KERNEL_{kernel_name}_H"
     header = f"""#ifndef {guard}
 #define {guard}
 
@@ -299,6 +322,10 @@ def _runtime_files():
     return archive, opencl
 
 
+_COMPILE_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden"]
+_LINK_FLAGS = ["-lpthread", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"]
+
+
 def compile_objects(sources, include_dir, object_dir):
     """Compiles each C++ source to an object in `object_dir`, in parallel compiler processes."""
     compiler = _compiler()
@@ -307,7 +334,7 @@ def compile_objects(sources, include_dir, object_dir):
     jobs = max(1, os.cpu_count() or 1)
     for source in sources:
         obj = pathlib.Path(object_dir) / (pathlib.Path(source).stem + ".o")
-        command = [compiler, "-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-c", str(source), "-o", str(obj),
+        command = [compiler, *_COMPILE_FLAGS, "-c", str(source), "-o", str(obj),
                    "-I", str(include_dir), "-I", str(_RUNTIME_DIR)]
         processes.append((subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT), command))
         objects.append(obj)
@@ -335,7 +362,7 @@ def link_library(kernel_name, objects, output_dir, object_dir):
     library = output_dir / f"{kernel_name}.so"
     temporary = output_dir / f".{kernel_name}.{os.getpid()}.{threading.get_ident()}.so"
     command = [_compiler(), "-shared", "-o", str(temporary), *map(str, objects), *map(str, exports), str(archive),
-               opencl, "-lpthread", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"]
+               opencl, *_LINK_FLAGS]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if result.returncode != 0:
         temporary.unlink(missing_ok=True)
@@ -351,8 +378,42 @@ def link_library(kernel_name, objects, output_dir, object_dir):
     return library
 
 
+_RUNTIME_FINGERPRINT = None
+
+
+def _runtime_fingerprint():
+    """What else a library is made of: the runtime archive, its header and exports, the compiler."""
+    global _RUNTIME_FINGERPRINT
+    if _RUNTIME_FINGERPRINT is None:
+        digest = hashlib.sha256()
+        for name in ("libninetoothed_core.a", "aot_runtime.h", "exports.cpp", "opencl_library.txt"):
+            path = _RUNTIME_DIR / name
+            digest.update(path.read_bytes() if path.exists() else b"missing")
+        digest.update(" ".join(_COMPILE_FLAGS + _LINK_FLAGS).encode())
+        digest.update(str(shutil.which(_compiler()) or "").encode())
+        _RUNTIME_FINGERPRINT = digest.hexdigest()
+    return _RUNTIME_FINGERPRINT
+
+
+@contextlib.contextmanager
+def build_lock(output_dir, kernel_name):
+    """Holds `output_dir/.NAME.lock`: one process or thread at a time checks, builds and loads NAME."""
+    path = pathlib.Path(output_dir) / f".{kernel_name}.lock"
+    with _THREAD_LOCK:
+        with open(path, "a") as file:
+            fcntl.flock(file, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(file, fcntl.LOCK_UN)
+
+
+_THREAD_LOCK = threading.RLock()
+
+
 def fingerprint(*texts):
-    digest = hashlib.sha256()
+    """A hash of a library's generated sources and of the runtime and compiler it is built with."""
+    digest = hashlib.sha256(_runtime_fingerprint().encode())
     for text in texts:
         digest.update(text if isinstance(text, bytes) else str(text).encode())
         digest.update(b"\0")
@@ -414,7 +475,14 @@ def trace_kernel(arrangement, application, tensors, kernel_name):
             "ahead-of-time kernel needs them fixed in the arrangement (e.g. functools.partial(arrangement, "
             "BLOCK_SIZE=64)), or made meta symbols (ninetoothed.block_size()) to be tuned at run time"
         )
-    return compiled.launch_plan(fixed), records
+    plan = compiled.launch_plan(fixed)
+    try:
+        again = _core.CompiledKernel(plan)
+    except ValueError as error:
+        raise ValueError(f"{kernel_name} cannot be built ahead of time: {error}") from None
+    if again.launch_plan() != plan:
+        raise ValueError(f"{kernel_name} cannot be built ahead of time: its launch plan does not read back unchanged")
+    return plan, records
 
 
 def make(arrangement, application, tensors, caller, kernel_name, output_dir):
@@ -435,16 +503,24 @@ def make(arrangement, application, tensors, caller, kernel_name, output_dir):
         "meta_params": [],
         "tuned": None,
     }
-    if _matches(output_dir, kernel_name, manifest["fingerprint"]):
+    with build_lock(output_dir, kernel_name):
+        if library_matches(output_dir, kernel_name, manifest["fingerprint"]):
+            return AotKernel(output_dir, kernel_name)
+        begin_install(output_dir, kernel_name)
+        write_header(output_dir)
+        _write_atomically(output_dir / f"{kernel_name}.h", header)
+        _write_atomically(output_dir / f"{kernel_name}.cpp", source)
+        with tempfile.TemporaryDirectory(prefix="ninetoothed-aot-") as object_dir:
+            objects = compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir, object_dir)
+            link_library(kernel_name, objects, output_dir, object_dir)
+        write_manifest(output_dir, kernel_name, manifest)
         return AotKernel(output_dir, kernel_name)
-    write_header(output_dir)
-    _write_atomically(output_dir / f"{kernel_name}.h", header)
-    _write_atomically(output_dir / f"{kernel_name}.cpp", source)
-    with tempfile.TemporaryDirectory(prefix="ninetoothed-aot-") as object_dir:
-        objects = compile_objects([output_dir / f"{kernel_name}.cpp"], output_dir, object_dir)
-        link_library(kernel_name, objects, output_dir, object_dir)
-    write_manifest(output_dir, kernel_name, manifest)
-    return AotKernel(output_dir, kernel_name)
+
+
+def begin_install(output_dir, kernel_name):
+    """Drops NAME.json before a new NAME.so is installed: a build that stops half-way leaves no manifest
+    that could vouch for a library it does not describe."""
+    (pathlib.Path(output_dir) / f"{kernel_name}.json").unlink(missing_ok=True)
 
 
 def write_manifest(output_dir, kernel_name, manifest):
@@ -458,7 +534,7 @@ def read_manifest(output_dir, kernel_name):
         return None
 
 
-def _matches(output_dir, kernel_name, expected):
+def library_matches(output_dir, kernel_name, expected):
     """Is the library in `output_dir` the one these sources make (so it need not be rebuilt)?"""
     manifest = read_manifest(output_dir, kernel_name)
     return (
@@ -496,7 +572,14 @@ def _load(library):
 
 
 def config_value(value):
-    """A configuration argument as the int a dispatcher compares (upstream's rules)."""
+    """A configuration argument as the int a dispatcher compares (upstream's rules), within C's int."""
+    number = _config_number(value)
+    if not -(2**31) <= number < 2**31:
+        raise ValueError(f"a configuration argument must fit a C int, got {value!r}")
+    return number
+
+
+def _config_number(value):
     import enum
 
     if value is None:
@@ -510,7 +593,7 @@ def config_value(value):
     if isinstance(value, str) and value in _DTYPES_BY_NAME and _DTYPES_BY_NAME[value] in DTYPE_INDICES:
         return DTYPE_INDICES[_DTYPES_BY_NAME[value]]
     if isinstance(value, enum.Enum):
-        return config_value(value.value)
+        return _config_number(value.value)
     raise TypeError(f"a configuration argument must be an int, bool, None or dtype, got {value!r}")
 
 

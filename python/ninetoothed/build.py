@@ -26,9 +26,12 @@ unchanged is reused from `output_dir` rather than rebuilt.
 import ctypes
 import inspect
 import pathlib
+import hashlib
 import sys
 import tempfile
+import threading
 import time
+import warnings
 
 from ninetoothed import aot
 
@@ -67,11 +70,12 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
                                          kernel_name=kernel_name, output_dir=output_dir))
     output_dir.mkdir(parents=True, exist_ok=True)
 
-    variants = [_variant(premake, config, kernel_name) for config in configs]
-    names = [v["name"] for v in variants]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise ValueError(f"configurations repeat: {', '.join(sorted(duplicates))}")
+    variants = []
+    for config in configs:
+        combination = _combination(premake, config)
+        if any(v["record"]["combination"] == combination for v in variants):
+            raise ValueError(f"configurations repeat: {combination}")
+        variants.append(_variant(premake, config, combination, _variant_name(kernel_name, combination, variants)))
     tensor_params = _union(v["record"]["params"] for v in variants)
     config_params = list(dict.fromkeys(name for v in variants for name in v["record"]["combination"]))
     meta_params = []
@@ -84,11 +88,15 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
     files = {v["name"]: v["files"] for v in variants}
     expected = aot.fingerprint(*(text for name in sorted(files) for text in files[name]),
                                repr(tensor_params), repr(config_params), repr(meta_params))
-    manifest = aot.read_manifest(output_dir, kernel_name)
-    if (manifest is not None and manifest.get("fingerprint") == expected
-            and (output_dir / f"{kernel_name}.so").is_file()):
-        return aot.AotKernel(output_dir, kernel_name)
+    with aot.build_lock(output_dir, kernel_name):
+        if aot.library_matches(output_dir, kernel_name, expected):
+            return aot.AotKernel(output_dir, kernel_name)
+        aot.begin_install(output_dir, kernel_name)
+        return _build_library(kernel_name, variants, files, output_dir, expected, tensor_params, config_params,
+                              meta_params)
 
+
+def _build_library(kernel_name, variants, files, output_dir, expected, tensor_params, config_params, meta_params):
     aot.write_header(output_dir)
     sources = []
     for name, (header, source) in files.items():
@@ -130,47 +138,71 @@ def _progress(kernel_name, message):
 
 
 class _LazyKernel:
-    """Builds at the first call (build(..., lazy=True))."""
+    """Builds at the first call (build(..., lazy=True)); threads calling first wait for one build."""
 
     def __init__(self, factory):
         self._factory = factory
         self._kernel = None
+        self._lock = threading.Lock()
 
     def __call__(self, *args):
         if self._kernel is None:
-            self._kernel = self._factory()
+            with self._lock:
+                if self._kernel is None:
+                    self._kernel = self._factory()
         return self._kernel(*args)
 
 
-def _variant(premake, config, kernel_name):
+def _combination(premake, config):
+    """The configuration arguments of a config: premake's parameters as `<name>_`, then the compilation
+    configs, as the ints a dispatcher compares."""
     args, kwargs, compilation_configs = config
     bound = inspect.signature(premake).bind(*args, **kwargs)
     bound.apply_defaults()
     combination = {f"{name}_": aot.config_value(value) for name, value in bound.arguments.items()}
     for name, value in compilation_configs.items():
         combination[name] = aot.config_value(value)
-    suffix = "_".join(str(v).replace("-", "m") for v in combination.values())
-    name = f"{kernel_name}_{suffix}" if suffix else f"{kernel_name}_0"
+    return combination
+
+
+def _variant_name(kernel_name, combination, earlier):
+    """Upstream's `NAME_<values>`; where two combinations share their values, a hash of the names too."""
+    suffix = "_".join(str(v).replace("-", "m") for v in combination.values()) or "0"
+    name = f"{kernel_name}_{suffix}"
+    if any(v["name"] == name for v in earlier):
+        name += "_" + hashlib.sha256(repr(sorted(combination.items())).encode()).hexdigest()[:8]
+    return name
+
+
+def _variant(premake, config, combination, name):
+    args, kwargs, _ = config
     arrangement, application, tensors = premake(*args, **kwargs)
     plan, params = aot.trace_kernel(arrangement, application, tensors, name)
     files = aot.kernel_files(name, [p["name"] for p in params], plan)
-    shapes = [_representative_shape(t) for t in tensors]
     return {
         "name": name,
         "files": files,
-        "record": {"name": name, "combination": combination, "params": params, "shapes": shapes},
+        "record": {"name": name, "combination": combination, "params": params,
+                   "shapes": _representative_shapes(tensors)},
     }
 
 
-def _representative_shape(tensor):
-    """The shape tuning runs a tensor at: its fixed sizes, a default for symbolic ones."""
-    if not hasattr(tensor, "source") or tensor.ndim == 0:
-        return []
-    default = _DEFAULT_SIZE_1D if tensor.ndim == 1 else _DEFAULT_SIZE
-    shape = []
-    for size in tensor.shape:
-        shape.append(size if isinstance(size, int) else default)
-    return shape
+def _representative_shapes(tensors):
+    """The shapes tuning runs the tensors at: their fixed sizes; a symbolic size 65536 when only
+    one-dimensional tensors have it, else 256 (one value per symbol, so tensors sharing it agree)."""
+    ranks = {}
+    for tensor in tensors:
+        for size in getattr(tensor, "shape", ()) if tensor.ndim else ():
+            if not isinstance(size, int):
+                ranks[str(size)] = max(ranks.get(str(size), 0), tensor.ndim)
+    shapes = []
+    for tensor in tensors:
+        if tensor.ndim == 0:
+            shapes.append([])
+            continue
+        shapes.append([size if isinstance(size, int) else
+                       (_DEFAULT_SIZE_1D if ranks[str(size)] == 1 else _DEFAULT_SIZE) for size in tensor.shape])
+    return shapes
 
 
 def _union(param_lists):
@@ -184,10 +216,14 @@ def _union(param_lists):
 
 def _dispatcher(kernel_name, records, tensor_params, config_params, meta_params, tuned):
     passed = [n for n in config_params if n not in meta_params] if tuned is not None else config_params
-    tensors = [f"NineToothedTensor {aot.c_identifier(n)}" for n in tensor_params]
-    ints = [f"int {aot.c_identifier(n)}" for n in passed]
+    # One C name per tensor and per configuration argument, none shared (a tensor `size_` and the
+    # premake parameter `size` would both be `size_`).
+    tensor_ids = dict(zip(tensor_params, aot.c_identifiers(tensor_params)))
+    config_ids = dict(zip(config_params, aot.c_identifiers(config_params, taken=tensor_ids.values())))
+    tensors = [f"NineToothedTensor {tensor_ids[n]}" for n in tensor_params]
+    ints = [f"int {config_ids[n]}" for n in passed]
     signature = ", ".join(["NineToothedStream stream"] + tensors + ints)
-    guard = f"NINETOOTHED_KERNEL_{kernel_name.upper()}_H"
+    guard = f"NINETOOTHED_KERNEL_{kernel_name}_H"
     header = f"""#ifndef {guard}
 #define {guard}
 
@@ -207,16 +243,16 @@ NineToothedResult launch_{kernel_name}({signature});
 """
     body = []
     if tuned is not None:
-        body += [f"  int {aot.c_identifier(n)} = 0;" for n in meta_params]
+        body += [f"  int {config_ids[n]} = 0;" for n in meta_params]
         branches = []
         for key, meta in tuned:
-            condition = " && ".join(f"{aot.c_identifier(n)} == {v}" for n, v in zip(passed, key)) or "1"
-            assignments = " ".join(f"{aot.c_identifier(n)} = {v};" for n, v in zip(meta_params, meta))
+            condition = " && ".join(f"{config_ids[n]} == {v}" for n, v in zip(passed, key)) or "1"
+            assignments = " ".join(f"{config_ids[n]} = {v};" for n, v in zip(meta_params, meta))
             branches.append(f"if ({condition}) {{ {assignments} }}")
         body.append("  " + "\n  else ".join(branches + ["return NINETOOTHED_ERROR_NO_VARIANT;"]))
     for record in records:
-        condition = " && ".join(f"{aot.c_identifier(n)} == {v}" for n, v in record["combination"].items()) or "1"
-        arguments = ", ".join(["stream"] + [aot.c_identifier(p["name"]) for p in record["params"]])
+        condition = " && ".join(f"{config_ids[n]} == {v}" for n, v in record["combination"].items()) or "1"
+        arguments = ", ".join(["stream"] + [tensor_ids[p["name"]] for p in record["params"]])
         body.append(f"  if ({condition}) return launch_{record['name']}({arguments});")
     body.append("  return NINETOOTHED_ERROR_NO_VARIANT;")
     includes = "\n".join(f'#include "{record["name"]}.h"' for record in records)
@@ -256,6 +292,11 @@ def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name
             meta = tuple(record["combination"].get(n, 0) for n in meta_params)
             if best_meta is None or seconds < best:
                 best, best_meta = seconds, meta
+        if best == float("inf"):
+            warnings.warn(
+                f"{kernel_name}: every variant for {dict(zip(passed, key))} failed on the representative tensors "
+                f"{group[0]['record']['shapes']}; the first, {dict(zip(meta_params, best_meta))}, is kept untimed",
+                RuntimeWarning, stacklevel=3)
         tuned.append([list(key), list(best_meta)])
     return tuned
 

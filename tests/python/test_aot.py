@@ -507,3 +507,66 @@ def test_parameter_names_that_are_c_keywords_or_generated_names(tmp_path):
     output = _poisoned((70,), torch.float32)
     kernel(a, b, c, output)
     assert torch.allclose(output.double(), a.double() + b.double() * c.double(), rtol=1e-6, atol=1e-6)
+
+
+def test_concurrent_builds_of_one_name_leave_a_consistent_library(tmp_path):
+    import threading
+
+    dtypes = [ninetoothed.float32, ninetoothed.float64] * 3
+    errors = []
+
+    def build(dtype):
+        try:
+            kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1, dtype=dtype) for _ in range(3)),
+                                      caller="opencl", kernel_name="shared", output_dir=tmp_path)
+            torch_dtype = torch.float32 if dtype == ninetoothed.float32 else torch.float64
+            x = torch.randn(333, dtype=torch_dtype)
+            z = torch.full((333,), float("nan"), dtype=torch_dtype)
+            kernel(x, x, z)
+            if not torch.equal(z, x + x):
+                errors.append(dtype)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=build, args=(dtype,)) for dtype in dtypes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    # What is left describes itself: its manifest and its library are the last build's.
+    kernel = ninetoothed.aot.AotKernel(tmp_path, "shared")
+    dtype = kernel._variants[0]["params"][0]["dtype"]
+    x = torch.randn(50, dtype=getattr(torch, dtype))
+    z = torch.full((50,), float("nan"), dtype=x.dtype)
+    kernel(x, x, z)
+    assert torch.equal(z, x + x)
+
+
+def test_configuration_arguments_must_fit_a_c_int(tmp_path):
+    configs = (((), {"dtype": ninetoothed.float32, "block_size_m": 16, "block_size_n": 16, "block_size_k": 16}, {}),)
+    kernel = ninetoothed.build(matmul_premake, configs, kernel_name="mm_int", output_dir=tmp_path)
+    lhs, rhs = torch.randn(4, 4), torch.randn(4, 4)
+    with pytest.raises(ValueError, match="C int"):
+        kernel(lhs, rhs, torch.empty(4, 4), ninetoothed.float32, 16 + 2**32, 16, 16)
+
+
+def test_configurations_with_the_same_values_under_other_names_are_distinct_variants(tmp_path):
+    configs = (
+        ((), {"dtype": ninetoothed.float32, "block_size_m": 16, "block_size_n": 16, "block_size_k": 16}, {"num_warps": 2}),
+        ((), {"dtype": ninetoothed.float32, "block_size_m": 16, "block_size_n": 16, "block_size_k": 16}, {"num_stages": 2}),
+    )
+    kernel = ninetoothed.build(matmul_premake, configs, kernel_name="mm_names", output_dir=tmp_path)
+    assert len({v["name"] for v in kernel._variants}) == 2
+    lhs, rhs = torch.randn(5, 7), torch.randn(7, 3)
+    output = _poisoned((5, 3), torch.float32)
+    kernel(lhs, rhs, output, ninetoothed.float32, 16, 16, 16, 2, 0)  # num_warps=2, num_stages unset (0)
+    assert torch.allclose(output.double(), lhs.double() @ rhs.double(), atol=1e-5)
+
+
+def test_a_name_the_launch_plan_cannot_carry_is_refused_when_made(tmp_path):
+    tensors = tuple(Tensor(1, dtype=ninetoothed.float32, name=name) for name in ("é", "other", "out"))
+    with pytest.raises(ValueError, match="cannot be built ahead of time"):
+        ninetoothed.make(add_arrangement, add_application, tensors, caller="opencl", kernel_name="accented",
+                         output_dir=tmp_path)
+    assert not (tmp_path / "accented.so").exists()
