@@ -27,61 +27,12 @@ import time
 import numpy as np
 import torch
 
-import ninetoothed
-import ninetoothed.language as ntl
-from ninetoothed import Symbol, Tensor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests", "python")]
+from test_kernels_attention import KERNEL as attention  # noqa: E402
 from tutorial_kernels import matmul_kernel as matmul  # noqa: E402
 from tutorial_kernels import softmax_kernel as softmax  # noqa: E402
-
-
-BLOCK_M = Symbol("BLOCK_M", constexpr=True)
-BLOCK_N = Symbol("BLOCK_N", constexpr=True)
-
-
-def _query_rows(tensor):
-    arranged = tensor.tile((1, 1, BLOCK_M, -1))
-    arranged.dtype = arranged.dtype.squeeze((0, 1))
-    return arranged
-
-
-def _key_blocks(tensor, queries):
-    arranged = tensor.tile((1, 1, BLOCK_N, -1)).tile((1, 1, -1, -1))
-    arranged = arranged.expand((-1, -1, queries.shape[-2], -1))
-    arranged.dtype = arranged.dtype.squeeze((0, 1, 3))
-    arranged.dtype.dtype = arranged.dtype.dtype.squeeze((0, 1))
-    return arranged
-
-
-def attention_arrangement(q, k, v, scale, o):
-    queries = _query_rows(q)
-    return queries, _key_blocks(k, queries), _key_blocks(v, queries), scale, _query_rows(o)
-
-
-def attention_application(q, k, v, scale, o):
-    q_scaled = (q * (scale * 1.44269504089)).to(q.dtype)  # exp2 instead of exp
-    accumulator = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
-    row_sum = ntl.full((q.shape[-2],), 1, dtype=ntl.float32)
-    row_max = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
-    for i in range(k.shape[0]):
-        scores = ntl.dot(q_scaled, ntl.trans(k[i]))
-        scores = ntl.where(k[i].offsets(-2)[None, :] < k.source.shape[-2], scores, float("-inf"))
-        new_max = ntl.maximum(row_max, ntl.max(scores, 1))
-        p = ntl.exp2(scores - new_max[:, None])
-        alpha = ntl.exp2(row_max - new_max)
-        accumulator = accumulator * alpha[:, None] + ntl.dot(p.to(v.dtype), v[i])
-        row_sum = row_sum * alpha + ntl.sum(p, 1)
-        row_max = new_max
-    o = accumulator / row_sum[:, None]  # noqa: F841
-
-
-def _head_tensor():
-    return Tensor(4, shape_options=(None, None, None, {"constexpr": True, "upper_bound": 128}))
-
-
-attention = ninetoothed.make(attention_arrangement, attention_application,
-                             (_head_tensor(), _head_tensor(), _head_tensor(), Tensor(0), _head_tensor()))
 
 
 def best_of(function, repeats):
@@ -141,12 +92,12 @@ def main():
     q, k, v = (torch.randn(batch, heads, seq_len, head_dim) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     scale = 1 / math.sqrt(head_dim)
-    attention(q, k, v, scale, o, BLOCK_M=64, BLOCK_N=32)
+    attention(q, k, v, scale, False, o, BLOCK_M=64, BLOCK_N=32)
     expected = torch.softmax(q.double() @ k.double().transpose(-1, -2) * scale, dim=-1) @ v.double()
     check("attention", o, expected, rtol=1e-4, atol=1e-5)
     flops = 4 * batch * heads * seq_len * seq_len * head_dim
     row(f"attention {batch}x{heads}x{seq_len}x{head_dim} f32 / torch softmax(q k^T) v",
-        lambda: attention(q, k, v, scale, o, BLOCK_M=64, BLOCK_N=32),
+        lambda: attention(q, k, v, scale, False, o, BLOCK_M=64, BLOCK_N=32),
         lambda: torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v, flops)
 
     print("BLAS loaded:", ", ".join(blas_libraries()) or "none")
