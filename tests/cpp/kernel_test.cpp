@@ -189,6 +189,9 @@ TEST(KernelSource, UnitStrideInnerLoopsAreHintedToFullWidthVectors) {
   EXPECT_EQ(s.find("vectorize_width", s.find('\n', hint)), std::string::npos) << s;  // not the masked loop
   std::string d = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float64))).source;
   EXPECT_NE(d.find("#pragma clang loop vectorize_width(8)"), std::string::npos) << d;
+  // float16 loads and stores keep the vectoriser's own width.
+  std::string h = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float16))).source;
+  EXPECT_EQ(h.find("vectorize_width"), std::string::npos) << h;
   // A transposed read steps by a row along the inner loop: no hint.
   TensorSpec spec;
   spec.ndim = 2;
