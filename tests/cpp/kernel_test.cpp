@@ -172,6 +172,37 @@ TEST(KernelSource, DotIsARegisterBlockedMicroKernel) {
   EXPECT_NE(i.find(" * nt_b"), std::string::npos);
 }
 
+TEST(KernelSource, UnitStrideInnerLoopsAreHintedToFullWidthVectors) {
+  std::string s = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64)))).source;
+  EXPECT_NE(s.find("__attribute__((min_vector_width(512)))"), std::string::npos) << s;
+  // The unmasked loop, under the unit-stride macros of the three tensors' strides.
+  size_t hint = s.find("#pragma clang loop vectorize_width(16)");
+  ASSERT_NE(hint, std::string::npos) << s;
+  size_t test = s.rfind("#if defined(__clang__) && NT_UNIT_", hint);
+  ASSERT_NE(test, std::string::npos) << s;
+  std::string condition = s.substr(test, hint - test);
+  size_t units = 0;
+  for (size_t at = condition.find("NT_UNIT_"); at != std::string::npos; at = condition.find("NT_UNIT_", at + 1)) {
+    ++units;
+  }
+  EXPECT_EQ(units, 3u) << condition;
+  EXPECT_EQ(s.find("vectorize_width", s.find('\n', hint)), std::string::npos) << s;  // not the masked loop
+  std::string d = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float64))).source;
+  EXPECT_NE(d.find("#pragma clang loop vectorize_width(8)"), std::string::npos) << d;
+  // float16 loads and stores keep the vectoriser's own width.
+  std::string h = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float16))).source;
+  EXPECT_EQ(h.find("vectorize_width"), std::string::npos) << h;
+  // A transposed read steps by a row along the inner loop: no hint.
+  TensorSpec spec;
+  spec.ndim = 2;
+  Builder b("transpose");
+  int x = b.add_param(Param{"x", Tensor::create(spec)->tile({Expr(16), Expr(16)}), DType::float32});
+  int z = b.add_param(Param{"z", Tensor::create(spec)->tile({Expr(16), Expr(16)}), DType::float32});
+  b.store(z, {}, trans(b.load(x, {})));
+  std::string t = codegen::generate_opencl(lower::inline_lets(b.finish())).source;
+  EXPECT_EQ(t.find("vectorize_width"), std::string::npos) << t;
+}
+
 TEST(KernelSource, RuntimeSizedBlocksCannotBeHeldInMemory) {
   TensorSpec spec;
   spec.ndim = 1;

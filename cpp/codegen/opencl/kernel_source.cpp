@@ -1,5 +1,6 @@
 #include "codegen/opencl/kernel_source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <map>
@@ -107,7 +108,11 @@ class Emitter : public EmitContext {
     for (const std::string& m : unit_macros_) {
       src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
     }
-    src << "\n__kernel void " << out.name << "(";
+    // Clang (PoCL) may use 512-bit vectors in this kernel: see vector_hint().
+    // A loop the vectoriser cannot widen as hinted stays as it was, without a warning.
+    src << "\n#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n"
+        << "__attribute__((min_vector_width(512)))\n#endif\n";
+    src << "__kernel void " << out.name << "(";
     for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
     src << ") {\n" << body_.str() << "}\n";
     out.source = src.str();
@@ -183,17 +188,37 @@ class Emitter : public EmitContext {
     attrs.lower_bound = 0;
     env_.set(v, 0, std::nullopt);
     env_.set_symbolic(v, Expr(0), sub(shape[d], 1));
-    open("for (long " + v + " = 0; " + v + " < " + c(simplify(shape[d], env_)) + "; ++" + v + ")");
     index.push_back(var(v, attrs));
+    std::streampos hint_at = body_.tellp(), loop_at = hint_at;
+    if (d + 1 == shape.size() && vector_trees_) {
+      const std::vector<Value>* trees = vector_trees_;
+      vector_trees_ = nullptr;  // the innermost loop of this nest only
+      vector_hint(*trees, vector_target_, index, v);
+      loop_at = body_.tellp();
+    }
+    open("for (long " + v + " = 0; " + v + " < " + c(simplify(shape[d], env_)) + "; ++" + v + ")");
+    std::streampos body_at = body_.tellp();
     loops(shape, body, d + 1, index);
     close();
+    if (loop_at != hint_at) {
+      // The body has loops of its own (a reduction's, say): the hint is not for this loop.
+      std::string text = body_.str();
+      if (text.find("for (", static_cast<size_t>(body_at)) != std::string::npos) {
+        text.erase(static_cast<size_t>(hint_at), static_cast<size_t>(loop_at - hint_at));
+        body_.str(text);
+        body_.seekp(0, std::ios_base::end);
+      }
+    }
   }
 
   // A loop nest over `shape` whose body reads `trees` (and writes through
   // `target`, if any): a fast path without masks when every block involved
   // is wholly in bounds.
+  // `hint`: whether the innermost loop may get a vector-width hint (vector_hint()); not for
+  // nests that write through positions or pointers, nor stores of float16/bfloat16.
   void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
-            const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body) {
+            const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
+            bool hint = true) {
     std::vector<std::string> tests;
     std::set<std::string> seen;
     bool never_fast = false;  // a corner test that is constant false: only the masked path
@@ -216,7 +241,11 @@ class Emitter : public EmitContext {
     for (size_t i = 0; i < tests.size(); ++i) all += (i ? " && " : "") + tests[i];
     open("if (" + all + ")");
     fast_ = true;
+    vector_trees_ = hint ? &trees : nullptr;
+    vector_target_ = target;
     loops(shape, body);
+    vector_trees_ = nullptr;
+    vector_target_ = nullptr;
     fast_ = false;
     close("} else {");
     ++indent_;
@@ -229,6 +258,131 @@ class Emitter : public EmitContext {
     if (materialized_.count(v.get())) return;
     if (v->kind == ValueKind::Load) f(v);
     for (const Value& o : v->operands) for_each_load(o, f);
+  }
+
+  // --- the vector width of unmasked inner loops ------------------------------
+
+  // The coefficient of `v` in `e` when `e` is affine in `v` (else nullopt).
+  static std::optional<Expr> coefficient(const Expr& e, const std::string& v) {
+    bool uses = false;
+    for (const Expr& x : collect_vars(e)) uses = uses || x->name == v;
+    if (!uses) return Expr(0);
+    if (e.is_var()) return Expr(1);
+    if (e->kind != ExprKind::Binary && e->kind != ExprKind::Unary) return std::nullopt;
+    if (e->kind == ExprKind::Unary) {
+      if (e->unary_op != UnaryOp::Neg) return std::nullopt;
+      auto a = coefficient(e->operands[0], v);
+      return a ? std::optional<Expr>(neg(*a)) : std::nullopt;
+    }
+    auto a = coefficient(e->operands[0], v), b = coefficient(e->operands[1], v);
+    if (!a || !b) return std::nullopt;
+    switch (e->binary_op) {
+      case BinaryOp::Add:
+        return add(*a, *b);
+      case BinaryOp::Sub:
+        return sub(*a, *b);
+      case BinaryOp::Mul:
+        if (a->is_int(0)) return mul(e->operands[0], *b);
+        if (b->is_int(0)) return mul(*a, e->operands[1]);
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Does element `index` of `v` read memory at unit (or zero) steps of the variable `inner`,
+  // with nothing but elementwise operations? Collects the unit-stride macros that must hold
+  // and whether any value is 64-bit.
+  bool unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
+                  std::set<std::string>& macros, bool& wide) {
+    DType dt = v->type.dtype;
+    if (dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) wide = true;
+    if (materialized_.count(v.get())) return true;  // a private array read at the element
+    switch (v->kind) {
+      case ValueKind::Constant:
+      case ValueKind::ScalarParam:
+      case ValueKind::LoopVar:
+      case ValueKind::ProgramId:
+      case ValueKind::Arange:
+      case ValueKind::LetRef:
+      case ValueKind::LocalRef:
+        return true;
+      case ValueKind::Full:
+        return unit_steps(v->operands[0], {}, inner, macros, wide);
+      case ValueKind::Unary:
+      case ValueKind::Binary:
+      case ValueKind::Where:
+      case ValueKind::Cast:
+      case ValueKind::Fma:
+      case ValueKind::Call:
+        for (const Value& o : v->operands) {
+          size_t rank = o->type.shape.size();
+          if (rank != 0 && rank != index.size()) return false;
+          if (!unit_steps(o, rank ? index : std::vector<Expr>{}, inner, macros, wide)) return false;
+        }
+        return true;
+      case ValueKind::ExpandDims: {
+        std::vector<Expr> i = index;
+        i.erase(i.begin() + v->axis);
+        return unit_steps(v->operands[0], i, inner, macros, wide);
+      }
+      case ValueKind::Broadcast: {
+        std::vector<Expr> i = index;
+        for (size_t d = 0; d < i.size(); ++d) {
+          if (v->operands[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) i[d] = Expr(0);
+        }
+        return unit_steps(v->operands[0], i, inner, macros, wide);
+      }
+      case ValueKind::Load: {
+        const lower::TensorAccess& a = access_of(v);
+        if (a.never) return true;
+        // vload_half and bfloat16's shifts at 16 lanes measured 2x slower than PoCL's own choice.
+        DType stored = k_.params[v->param].dtype;
+        if (stored == DType::float16 || stored == DType::bfloat16) return false;
+        auto step = coefficient(simplify(a.offset_at(index), env_), inner);
+        if (!step) return false;
+        Expr s = simplify(*step, env_);
+        if (s.is_int(0) || s.is_int(1)) return true;
+        if (!s.is_var() || !declared_.count(s->name)) return false;
+        std::string macro = unit_stride_macro(s->name);
+        if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return false;
+        macros.insert(macro);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // Before the innermost loop of an unmasked nest whose loads and store step through memory
+  // by one element (when the unit-stride macros say so): a hint to vectorise it 512 bits
+  // wide. PoCL's vectoriser prefers 256-bit vectors on AVX-512 CPUs; the kernel's
+  // min_vector_width(512) (see run()) makes the wider ones legal, and on this project's CPUs
+  // they do twice the work per instruction. Loops that do not qualify keep the vectoriser's
+  // own choice.
+  void vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
+                   const std::vector<Expr>& index, const std::string& inner) {
+    std::set<std::string> macros;
+    bool wide = false;
+    for (const Value& t : trees) {
+      if (!unit_steps(t, index, inner, macros, wide)) return;
+    }
+    if (target) {
+      auto step = coefficient(simplify(target->offset_at(index), env_), inner);
+      if (!step) return;
+      Expr s = simplify(*step, env_);
+      if (!s.is_int(1)) {
+        if (!s.is_var() || !declared_.count(s->name)) return;
+        std::string macro = unit_stride_macro(s->name);
+        if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return;
+        macros.insert(macro);
+      }
+    }
+    std::string test = "defined(__clang__)";
+    for (const std::string& m : macros) test += " && " + m;
+    line_("#if " + test);
+    line_(std::string("#pragma clang loop vectorize_width(") + (wide ? "8" : "16") + ")");
+    line_("#endif");
   }
 
   // --- tensor accesses ----------------------------------------------------
@@ -666,10 +820,29 @@ class Emitter : public EmitContext {
           env_.set_symbolic(rest, Expr(0), sub(last, 1));
           open("for (long " + block + " = 0; " + block + " + " + lane_count + " <= " + size + "; " + block +
                " += " + lane_count + ")");
-          open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+          // The lanes' elements first, in a loop the vectoriser handles whatever the element's
+          // expression is; then the combine into the partial results, unrolled by the front end,
+          // so the partial results stay in registers across the block loop (combined inside the
+          // lane loop, they lived in a stack array, stored and reloaded every 16 elements).
+          std::string values = fresh("nt_lanes");
+          line_(ct + " " + values + "[" + lane_count + "];");
           std::vector<Expr> index = inner_head;
           index.push_back(add(var(block, attrs), var(lane, attrs)));
-          combine(parts + "[" + lane + "]", best, element(index), "");
+          if (fast_) {
+            std::vector<Expr> full;
+            size_t ko = 0, ri = 0;
+            for (size_t d = 0; d < shape.size(); ++d) {
+              bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+              full.push_back(r ? index[ri++] : outer[ko++]);
+            }
+            vector_hint({x}, nullptr, full, lane);
+          }
+          open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+          line_(values + "[" + lane + "] = " + element(index) + ";");
+          close();
+          line_("#pragma unroll");
+          open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+          combine(parts + "[" + lane + "]", best, values + "[" + lane + "]", "");
           close();
           close();
           open("for (long " + rest + " = " + size + " / " + lane_count + " * " + lane_count + "; " + rest +
@@ -850,6 +1023,7 @@ class Emitter : public EmitContext {
           (p.dtype == DType::float16 || p.dtype == DType::bfloat16)) {
         stored = stored->operands[0];
       }
+      bool narrow = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
       nest(p.block_shape(), {stored}, &a, [&](const std::vector<Expr>& i) {
         std::string offset = c(simplify(a.offset_at(i), env_));
         std::string value = elem(stored, i);
@@ -860,7 +1034,7 @@ class Emitter : public EmitContext {
         } else {
           line_("if (" + mask + ") " + store);
         }
-      });
+      }, /*hint=*/!narrow);
       keep_alive_.push_back(target);
     });
     close();
@@ -896,7 +1070,7 @@ class Emitter : public EmitContext {
         std::string offset = c(simplify(a.offset_at(at), env_));
         line_("if (" + mask + ") " +
               store_element(p, "nt_p" + std::to_string(s->param), offset, elem(s->value, i)));
-      });
+      }, /*hint=*/false);
       keep_alive_.push_back(target);
     });
     close();
@@ -918,7 +1092,7 @@ class Emitter : public EmitContext {
                                 ? atomic_add_element(p, ptr, offset, elem(value, i))
                                 : store_element(p, ptr, offset, elem(value, i));
         line_("if (" + elem(mask, i) + " && " + in_extent(s->param, offset) + ") " + write);
-      });
+      }, /*hint=*/false);
     });
     close();
   }
@@ -1012,6 +1186,8 @@ class Emitter : public EmitContext {
   int indent_ = 1;
   int counter_ = 0;
   bool fast_ = false;
+  const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
+  const lower::TensorAccess* vector_target_ = nullptr;
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);
