@@ -33,7 +33,7 @@ import threading
 import time
 import warnings
 
-from ninetoothed import aot
+from ninetoothed import aot, aot_library
 
 _DEFAULT_SIZE = 256
 _DEFAULT_SIZE_1D = 65536
@@ -159,9 +159,9 @@ def _combination(premake, config):
     args, kwargs, compilation_configs = config
     bound = inspect.signature(premake).bind(*args, **kwargs)
     bound.apply_defaults()
-    combination = {f"{name}_": aot.config_value(value) for name, value in bound.arguments.items()}
+    combination = {f"{name}_": aot_library.config_value(value) for name, value in bound.arguments.items()}
     for name, value in compilation_configs.items():
-        combination[name] = aot.config_value(value)
+        combination[name] = aot_library.config_value(value)
     return combination
 
 
@@ -274,7 +274,7 @@ def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name
     # The variants alone (their launch functions are exported), timed before the dispatcher exists.
     timing_name = f"{kernel_name}__tuning"
     library = aot.link_library(timing_name, objects, object_dir, object_dir)
-    handle = aot._load(library)
+    handle = aot_library.load(library)
 
     groups = {}
     for variant in variants:
@@ -308,11 +308,11 @@ def _time_variant(launch, record, torch):
     for param, shape in zip(record["params"], record["shapes"]):
         if param["scalar"]:
             value = 1 if param["dtype"] is None or not param["dtype"].startswith("float") else 1.0
-            arguments.append(aot._c_tensor(param, param["name"], value, keep))
+            arguments.append(aot_library.c_tensor(param, param["name"], value, keep))
             continue
         dtype = getattr(torch, param["dtype"])
         tensor = torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.zeros(shape, dtype=dtype)
-        arguments.append(aot._c_tensor(param, param["name"], tensor, keep))
+        arguments.append(aot_library.c_tensor(param, param["name"], tensor, keep))
     if launch(*arguments) != 0:
         return float("inf")
     best = float("inf")
