@@ -31,14 +31,6 @@ constexpr int64_t kPrivateMemoryBudget = 2 << 20;
 // See small_launch_limit().
 constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
 
-std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
-  try {
-    return substitute(e, values).as_int();
-  } catch (const ZeroDivisionError&) {
-    return std::nullopt;
-  }
-}
-
 // The elements a tensor spans, relative to its element (0, ..., 0): from
 // `lo` (<= 0) to `hi`; `empty` when it has no elements.
 struct Span {
@@ -226,7 +218,7 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
                            std::to_string(i) + " has size " + std::to_string(t.shape[d]) + " in dimension " +
                            std::to_string(d));
         }
-      } else if (auto n = evaluate(size, values); n && *n != t.shape[d]) {
+      } else if (auto n = evaluate_int(size, values); n && *n != t.shape[d]) {
         throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have size " +
                          std::to_string(*n) + " in dimension " + std::to_string(d) + ", got " +
                          std::to_string(t.shape[d]));
@@ -285,7 +277,7 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
                        " is a block size (the size of a level under the outermost) and must be at least 1");
     }
   }
-  if (auto bytes = evaluate(plan_.source.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
+  if (auto bytes = evaluate_int(plan_.source.private_bytes, values); bytes && *bytes > kPrivateMemoryBudget) {
     throw ValueError("this configuration needs " + std::to_string(*bytes) +
                      " bytes of private memory per program (blocks held in memory), more than the " +
                      std::to_string(kPrivateMemoryBudget) + " allowed; use smaller block sizes");
@@ -315,7 +307,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     if (!p.has_outer_level) continue;
     std::vector<int64_t> shape;
     for (const Expr& s : p.outer_shape) {
-      auto n = evaluate(s, values);
+      auto n = evaluate_int(s, values);
       if (!n) {
         throw ValueError("cannot evaluate the outermost shape of '" + p.name + "': " + to_python(s));
       }
@@ -344,13 +336,13 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     if (p.scalar) continue;
     int64_t elements = 1;
     for (const Expr& size : p.middle_shape)
-      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+      elements *= std::max<int64_t>(evaluate_int(size, values).value_or(1), 1);
     for (const Expr& size : p.block_shape)
-      elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+      elements *= std::max<int64_t>(evaluate_int(size, values).value_or(1), 1);
     prepared->work += elements;
   }
   prepared->work *= static_cast<int64_t>(num_programs);
-  prepared->private_bytes = evaluate(plan_.source.private_bytes, values).value_or(kPrivateMemoryBudget);
+  prepared->private_bytes = evaluate_int(plan_.source.private_bytes, values).value_or(kPrivateMemoryBudget);
   prepared->size_values.assign(plan_.source.args.size(), 0);
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
@@ -539,13 +531,13 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   auto fits = [&](const tune::Config& config) {
     SymbolMap values = bound.values;
     for (const auto& [name, value] : config) values[name] = Expr(value);
-    auto bytes = evaluate(plan_.source.private_bytes, values);
+    auto bytes = evaluate_int(plan_.source.private_bytes, values);
     if (!bytes || *bytes > kPrivateMemoryBudget) return false;
     for (const PlanParam& p : plan_.params) {
       if (p.scalar) continue;
       int64_t elements = 1;
       for (const Expr& size : p.block_shape)
-        elements *= std::max<int64_t>(evaluate(size, values).value_or(1), 1);
+        elements *= std::max<int64_t>(evaluate_int(size, values).value_or(1), 1);
       if (elements > kTuningBlockBudget) return false;
     }
     return true;

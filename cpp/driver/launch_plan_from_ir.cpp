@@ -37,14 +37,6 @@ void collect_written(const ir::StmtList& stmts, std::vector<PlanParam>& params) 
   }
 }
 
-std::optional<int64_t> evaluate(const Expr& e, const SymbolMap& values) {
-  try {
-    return substitute(e, values).as_int();
-  } catch (const ZeroDivisionError&) {
-    return std::nullopt;
-  }
-}
-
 // Every meta symbol as large as its bounds allow (at most 1024), then the
 // largest halved while a block holds more than the budget.
 SymbolValues default_config(const LaunchPlan& plan) {
@@ -80,7 +72,7 @@ SymbolValues default_config(const LaunchPlan& plan) {
             values.emplace(v->name, Expr(it->second));
         }
         if (!pure_meta) continue;
-        auto n = evaluate(s, values);
+        auto n = evaluate_int(s, values);
         if (!n) continue;
         elements *= std::max<int64_t>(*n, 1);
         for (const Expr& v : collect_vars(s)) {

@@ -2,14 +2,20 @@
 
 #include <unordered_set>
 
+#include "support/errors.h"
+
 namespace nt {
 
 Expr with_operands(const Expr& e, const std::vector<Expr>& operands) {
   switch (e->kind) {
-    case ExprKind::Unary: return unary(e->unary_op, operands[0]);
-    case ExprKind::Binary: return binary(e->binary_op, operands[0], operands[1]);
-    case ExprKind::Select: return select(operands[0], operands[1], operands[2]);
-    default: return e;
+    case ExprKind::Unary:
+      return unary(e->unary_op, operands[0]);
+    case ExprKind::Binary:
+      return binary(e->binary_op, operands[0], operands[1]);
+    case ExprKind::Select:
+      return select(operands[0], operands[1], operands[2]);
+    default:
+      return e;
   }
 }
 
@@ -66,6 +72,14 @@ std::vector<Expr> collect_vars(const Expr& e) {
   std::vector<Expr> out;
   collect(e, seen, visited, out);
   return out;
+}
+
+std::optional<int64_t> evaluate_int(const Expr& e, const SymbolMap& values) {
+  try {
+    return substitute(e, values).as_int();
+  } catch (const ZeroDivisionError&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace nt

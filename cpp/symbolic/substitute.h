@@ -6,6 +6,8 @@
 // sub-trees are rebuilt once.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +19,10 @@ namespace nt {
 using SymbolMap = std::unordered_map<std::string, Expr>;
 
 Expr substitute(const Expr& e, const SymbolMap& replacements);
+
+// `e` with `values` substituted, as an integer: nullopt when it is not an
+// integer constant then, or divides by zero.
+std::optional<int64_t> evaluate_int(const Expr& e, const SymbolMap& values);
 
 // Rebuild `e` with each node's operands replaced by `rebuild(operand)`.
 Expr with_operands(const Expr& e, const std::vector<Expr>& operands);
