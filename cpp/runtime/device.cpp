@@ -1,8 +1,11 @@
 #include "runtime/device.h"
 
+#include <link.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -26,18 +29,34 @@ bool is_pocl_single_threaded(const DeviceInfo& info) {
   return is_pocl(info) && (info.name.rfind("basic-", 0) == 0 || info.name.rfind("cpu-minimal-", 0) == 0);
 }
 
-// Did this process ask PoCL for its basic device itself (POCL_DEVICES unset)?
-bool g_added_basic = false;
+// Did the user leave POCL_DEVICES unset? Then PoCL's basic device, when
+// there, was asked for by a copy of this runtime (the Python module's or an
+// ahead-of-time library's) and serves small launches only: it is not listed.
+bool g_basic_is_ours = false;
+
+// Is a PoCL library already loaded in this process (by another copy of this
+// runtime, or by the application)?
+bool pocl_is_loaded() {
+  auto visit = [](dl_phdr_info* info, size_t, void*) -> int {
+    return info->dlpi_name && std::strstr(info->dlpi_name, "libpocl") != nullptr;
+  };
+  return dl_iterate_phdr(visit, nullptr) != 0;
+}
 
 // Before the ICD loader's first call: when the user has not chosen PoCL's
 // devices, ask for the single-threaded one too. PoCL reads POCL_DEVICES once,
 // while it sets up its devices (the first clGetPlatformIDs/clGetDeviceIDs);
 // the variable is removed again at once, so that processes started later
 // (which inherit the C environment) see the user's environment unchanged.
+// Only the first copy of the runtime in a process does this: once PoCL is
+// loaded the variable has no effect, and changing the environment again
+// (setenv may move it while another thread's getenv reads it) is not safe.
 void ask_pocl_for_a_small_device() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (std::getenv("POCL_DEVICES") != nullptr) return;
+    g_basic_is_ours = true;
+    if (pocl_is_loaded()) return;
     setenv("POCL_DEVICES", "basic pthread", 1);
     cl_uint num_platforms = 0;
     if (clGetPlatformIDs(0, nullptr, &num_platforms) == CL_SUCCESS && num_platforms > 0) {
@@ -50,7 +69,6 @@ void ask_pocl_for_a_small_device() {
       }
     }
     unsetenv("POCL_DEVICES");
-    g_added_basic = true;
   });
 }
 
@@ -116,7 +134,7 @@ std::vector<Found> discover() {
                           CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
-      found.push_back({platform, device, info, g_added_basic && is_pocl_single_threaded(info)});
+      found.push_back({platform, device, info, g_basic_is_ours && is_pocl_single_threaded(info)});
     }
   }
   int index = 0;
