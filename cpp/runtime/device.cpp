@@ -134,6 +134,7 @@ std::vector<Found> discover() {
                           CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
+      info.is_pocl = is_pocl(info);
       found.push_back({platform, device, info, g_basic_is_ours && is_pocl_single_threaded(info)});
     }
   }

@@ -49,6 +49,7 @@ struct DeviceInfo {
   bool correctly_rounded_divide_sqrt = false;
   cl_ulong local_memory = 0;
   cl_uint compute_units = 1;
+  bool is_pocl = false;  // a CPU device of PoCL (Portable Computing Language)
 };
 
 class Device {

@@ -1,8 +1,20 @@
 #include "runtime/launch.h"
 
 #include <chrono>
+#include <functional>
 
 namespace nt {
+
+namespace {
+
+// The turns of PoCL launches (see launch.h), by the kernel's name. Names
+// that share a mutex only take turns they need not.
+std::mutex& turns_of(const std::string& kernel_name) {
+  static std::mutex turns[64];
+  return turns[std::hash<std::string>()(kernel_name) % 64];
+}
+
+}  // namespace
 
 KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program,
                                const std::string& kernel_name)
@@ -10,6 +22,7 @@ KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& 
   cl_int status = CL_SUCCESS;
   kernel_ = ClKernel(clCreateKernel(program.get(), kernel_name.c_str(), &status));
   check(status, "clCreateKernel");
+  if (device_->info().is_pocl) turns_ = &turns_of(kernel_name);
 }
 
 void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool written,
@@ -53,6 +66,8 @@ void wait_for(cl_command_queue queue, const ClEvent& event) {
 
 double KernelLauncher::launch(size_t num_programs, size_t local_size) {
   cl_command_queue queue = device_->queue();
+  std::unique_lock<std::mutex> turn;
+  if (turns_) turn = std::unique_lock(*turns_);
   ClEvent event;
   if (num_programs > 0) {
     cl_event raw_event = nullptr;

@@ -11,6 +11,15 @@
 // memory is wrapped, not copied (CL_MEM_USE_HOST_PTR; see
 // Device::wrap_host_memory); elsewhere it is copied in, and regions marked
 // written are copied back.
+//
+// PoCL: launches of one kernel (by name) take turns, process-wide within
+// this copy of the runtime. PoCL 3.1 keeps one loaded work-group function
+// per kernel hash, local size and grid width, and releases a finished
+// launch's entry by hash and local size alone: when a launch over a wider
+// grid added an entry while a narrower one was running, the narrower one's
+// release drops the wrong entry and PoCL aborts (common.c,
+// pocl_release_dlhandle_cache: `found->ref_count > 0`). Each PoCL kernel
+// already runs on every core, so turns cost no throughput.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +61,7 @@ class KernelLauncher {
 
   std::shared_ptr<Device> device_;
   ClKernel kernel_;
+  std::mutex* turns_ = nullptr;  // on PoCL: the kernel name's turns (see above)
   std::vector<Buffer> buffers_;
 };
 

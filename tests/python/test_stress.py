@@ -48,6 +48,12 @@ def test_threads_launching_at_once_with_a_warm_cache(tmp_path):
     assert script("threads.py", 8, 100, cache=tmp_path).stdout.strip() == "ok"
 
 
+def test_threads_launching_one_kernel_over_ever_wider_grids(tmp_path):
+    # PoCL 3.1 aborted here (a release dropped another launch's loaded kernel); launches of one
+    # kernel take turns on PoCL since. 60 rounds x 6 threads x 40 launches.
+    assert script("widening_grids.py", 60, cache=tmp_path).stdout.strip() == "ok"
+
+
 def test_the_gil_is_released_while_a_kernel_runs():
     busy.pin({BLOCK_SIZE.name: 256})
     x = torch.randn(1 << 17)
