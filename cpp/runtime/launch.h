@@ -19,7 +19,8 @@
 // grid added an entry while a narrower one was running, the narrower one's
 // release drops the wrong entry and PoCL aborts (common.c,
 // pocl_release_dlhandle_cache: `found->ref_count > 0`). Each PoCL kernel
-// already runs on every core, so turns cost no throughput.
+// already runs on every core, so turns cost no throughput. Copies of the
+// runtime (each ahead-of-time library holds one) keep their own turns.
 #pragma once
 
 #include <cstdint>
