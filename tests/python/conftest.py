@@ -10,18 +10,34 @@ if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
 
+def _sigaction(signum, new=None):
+    """The C-level action of `signum` (raw struct sigaction bytes), after installing `new` if given."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    old = ctypes.create_string_buffer(512)  # larger than any struct sigaction
+    if libc.sigaction(signum, new, old) != 0:
+        raise OSError(ctypes.get_errno(), "sigaction")
+    return old
+
+
 def pytest_runtest_setup(item):
     """Re-arms faulthandler before every test.
 
     PoCL compiles kernels with LLVM, which installs its own SIGABRT/SIGSEGV handlers over
     faulthandler's: a crash would then end the run without naming the test or printing a
     traceback. (enable() alone keeps handlers it believes installed, hence disable() first.)
+    SIGFPE keeps its handler: PoCL's skips an integer division by zero in a kernel (OpenCL leaves
+    its result undefined), which a padding lane may do.
     """
     import faulthandler
+    import signal
 
     from _pytest.faulthandler import fault_handler_stderr_key
 
     stream = item.config.stash.get(fault_handler_stderr_key, None)
     if stream is not None:
+        fpe = _sigaction(signal.SIGFPE)
         faulthandler.disable()
         faulthandler.enable(file=stream, all_threads=True)
+        _sigaction(signal.SIGFPE, fpe)
