@@ -396,6 +396,10 @@ void bind_launch(py::module_& m) {
         "companion device (negative: never). Internal: for tests and measurements.");
   m.def("set_small_launch_limit", &set_small_launch_limit, py::arg("elements"));
   m.def("num_small_launches", &num_small_launches);
+  m.def(
+      "program_work_items", [] { return program_work_items(current_device()->info()); },
+      "Work-items per program on the current device for kernels that can run a program on a "
+      "work-group (NINETOOTHED_PROGRAM_LAYOUT). Internal: for tests and measurements.");
 }
 
 }  // namespace nt::bindings

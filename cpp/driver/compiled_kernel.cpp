@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -78,6 +79,9 @@ std::atomic<size_t> g_small_launches{0};
 // Private memory per program on a small launch: its work-items run on the
 // calling thread's stack, which may be a Python thread's.
 constexpr int64_t kSmallPrivateBudget = 256 << 10;
+// Work-items of a program in the work-group layout: upstream's default of 4
+// warps of 32.
+constexpr size_t kWorkGroupItems = 128;
 // Plans kept per kernel before they are all dropped (a kernel called with
 // ever new shapes).
 constexpr size_t kMaxPrepared = 512;
@@ -85,6 +89,25 @@ constexpr size_t kMaxPrepared = 512;
 }  // namespace
 
 int64_t small_launch_limit() { return g_small_launch_limit; }
+
+size_t program_work_items(const DeviceInfo& device) {
+  static const std::string chosen = [] {
+    const char* env = std::getenv("NINETOOTHED_PROGRAM_LAYOUT");
+    return std::string(env ? env : "");
+  }();
+  bool work_group;
+  if (chosen == "work-group") {
+    work_group = true;
+  } else if (chosen == "work-item") {
+    work_group = false;
+  } else if (chosen.empty()) {
+    work_group = !device.is_cpu;
+  } else {
+    throw ValueError("NINETOOTHED_PROGRAM_LAYOUT is '" + chosen + "'; use 'work-group' or 'work-item'");
+  }
+  if (!work_group) return 1;
+  return std::max<size_t>(1, std::min<size_t>(kWorkGroupItems, device.max_work_group_size));
+}
 void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
 size_t num_small_launches() { return g_small_launches; }
 
@@ -298,6 +321,11 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   prepared->device = current_device();
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
+  if (plan_.source.work_group_capable) {
+    prepared->work_items = program_work_items(prepared->device->info());
+    if (prepared->work_items > 1)
+      prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
+  }
   // The grid: the first tiled parameter's outermost shape. The others must
   // have that shape, or, with outermost levels of another rank (upstream
   // allows (1, 1, 1) against (1, 1)), as many programs.
@@ -460,7 +488,8 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
       }
     }
   }
-  double seconds = launcher.launch(layout_.global_size(num_programs), layout_.local_size());
+  double seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),
+                                   lower::ProgramLayout::local_size(prepared.work_items));
   // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
   std::lock_guard lock(mutex_);
   if (device_ == prepared.device) {

@@ -71,6 +71,11 @@ int64_t small_launch_limit();
 void set_small_launch_limit(int64_t elements);
 // Launches run on a small companion device in this process.
 size_t num_small_launches();
+// Work-items per program on `device` for a kernel that can run a program on a
+// work-group (lower/program_layout.h): 128 on GPUs and accelerators, 1 (one
+// work-item per program) on CPUs; NINETOOTHED_PROGRAM_LAYOUT=work-group or
+// work-item chooses for every device.
+size_t program_work_items(const DeviceInfo& device);
 
 class CompiledKernel {
  public:
@@ -116,6 +121,7 @@ class CompiledKernel {
     size_t num_programs = 0;
     int64_t work = 0;                  // programs x block elements they access
     int64_t private_bytes = 0;         // per program
+    size_t work_items = 1;             // per program (lower/program_layout.h)
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta) const;

@@ -122,6 +122,7 @@ std::string format_launch_plan(const LaunchPlan& plan) {
   out += "kernel\t" + plan.source.name + '\n';
   out += "grid\t" + std::to_string(plan.grid_param) + '\n';
   out += "private_bytes\t" + to_python(plan.source.private_bytes) + '\n';
+  if (plan.source.work_group_capable) out += "work_group\t1\n";
   for (const auto& [name, a] : plan.source.symbols) {
     out += "symbol\t" + name + '\t' + flag(a.constexpr_) + '\t' + flag(a.meta) + '\t' +
            optional_text(a.lower_bound) + '\t' + optional_text(a.upper_bound) + '\t' + flag(a.power_of_two) +
@@ -180,6 +181,9 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "private_bytes") {
       expect_fields(r, f, 2);
       plan.source.private_bytes = r.expr(f[1]);
+    } else if (tag == "work_group") {
+      expect_fields(r, f, 2);
+      plan.source.work_group_capable = r.flag(f[1]);
     } else if (tag == "symbol") {
       expect_fields(r, f, 7);
       plan.source.symbols[f[1]] = SymbolAttrs{r.flag(f[2]), r.flag(f[3]), r.optional_integer(f[4]),

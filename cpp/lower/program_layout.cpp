@@ -45,9 +45,20 @@ void ProgramLayout::add_bounds(BoundsEnv& env) const {
   }
 }
 
-std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape) const {
+std::string ProgramLayout::work_group_macros() {
+  return "#ifndef NT_WORK_ITEMS\n#define NT_WORK_ITEMS 1\n#endif\n"
+         "#if NT_WORK_ITEMS > 1\n"
+         "#define NT_PROGRAM ((long)get_group_id(0))\n#define NT_LANE ((long)get_local_id(0))\n"
+         "#else\n"
+         "#define NT_PROGRAM ((long)get_global_id(0))\n#define NT_LANE 0\n"
+         "#endif\n";
+}
+
+std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape,
+                                                 bool work_group) const {
   std::vector<std::string> lines;
-  lines.push_back("const long nt_pid_flat = get_global_id(0);");
+  lines.push_back(work_group ? "const long nt_pid_flat = NT_PROGRAM;"
+                             : "const long nt_pid_flat = get_global_id(0);");
   lines.push_back("long nt_program = nt_pid_flat;");
   for (size_t k = shape_.size(); k-- > 0;) {
     std::string digit = "nt_pid_" + std::to_string(k);

@@ -1,12 +1,14 @@
 // ProgramLayout: how the programs of a kernel map onto OpenCL work-items.
 //
-// This is the one place that decides it; nothing else may assume it. The
-// first layout is one program per work-item over a 1-D grid: work-item `g`
-// runs the program whose index in the outermost shape (s0, ..., sn-1) has the
-// digits `nt_pid_0 .. nt_pid_{n-1}` (row-major, the last digit fastest), and
-// it walks every element of its blocks itself in loop nests. A GPU layout (a
-// work-group per program, block elements spread over work-items) would
-// replace this component alone.
+// This is the one place that decides it; nothing else may assume it. Two
+// layouts. Work-item: one program per work-item over a 1-D grid: work-item
+// `g` runs the program whose index in the outermost shape (s0, ..., sn-1) has
+// the digits `nt_pid_0 .. nt_pid_{n-1}` (row-major, the last digit fastest),
+// and it walks every element of its blocks itself in loop nests. Work-group
+// (for kernels whose every element is computed by one work-item with nothing
+// shared: KernelSource::work_group_capable): one program per work-group of
+// NT_WORK_ITEMS work-items, each taking every NT_WORK_ITEMS-th element of the
+// innermost dimension of every nest (work_group_macros()).
 //
 // The grid is the outermost shape of the kernel's first tiled parameter
 // (ir::grid_shape). A parameter whose outermost level has the grid's rank
@@ -36,11 +38,19 @@ class ProgramLayout {
   std::vector<Expr> program_indices(const std::vector<Expr>& shape) const;
   // What is known about the digits: 0 <= nt_pid_d <= s_d - 1.
   void add_bounds(BoundsEnv& env) const;
-  // OpenCL C statements declaring the digits (`print` turns an Expr into C).
-  std::vector<std::string> prologue(const std::vector<std::string>& printed_shape) const;
-  // The global and local work sizes for `num_programs` programs.
-  size_t global_size(size_t num_programs) const { return num_programs; }
-  size_t local_size() const { return 1; }
+  // OpenCL C statements declaring the digits (`print` turns an Expr into C); `work_group`:
+  // the program is the work-group's (work_group_macros()), not the work-item's.
+  std::vector<std::string> prologue(const std::vector<std::string>& printed_shape,
+                                    bool work_group = false) const;
+  // The macros of a source that may run a program on a work-group: NT_WORK_ITEMS (given
+  // at build, 1 if not), NT_PROGRAM (the flat program id) and NT_LANE (the work-item's
+  // index in its work-group, 0 on one work-item). Such a source walks the innermost
+  // dimension of every nest from NT_LANE in steps of NT_WORK_ITEMS: consecutive work-items
+  // take consecutive elements (consecutive addresses where that dimension has unit stride).
+  static std::string work_group_macros();
+  // The global and local work sizes for `num_programs` programs of `work_items` each.
+  static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
+  static size_t local_size(size_t work_items = 1) { return work_items; }
 
  private:
   std::vector<Expr> shape_;

@@ -36,7 +36,10 @@ bool is_compile_time(const Expr& e) {
 
 class Emitter : public EmitContext {
  public:
-  explicit Emitter(const Kernel& kernel) : k_(kernel), layout_(ir::grid_shape(kernel)) {
+  // `distribute`: spread the innermost loop of every nest over the work-items of a work-group
+  // (see run()); distributable() then says whether the kernel allowed it.
+  Emitter(const Kernel& kernel, bool distribute)
+      : k_(kernel), layout_(ir::grid_shape(kernel)), distribute_(distribute) {
     layout_.add_bounds(env_);
     for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
   }
@@ -89,7 +92,7 @@ class Emitter : public EmitContext {
     }
     std::vector<std::string> printed;
     for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
-    for (const std::string& line : layout_.prologue(printed)) line_(line);
+    for (const std::string& line : layout_.prologue(printed, distribute_)) line_(line);
     for (const std::string& line : prologue) line_(line);
     for (const auto& [a, b] : k_.assumed_equal) {
       if (!is_compile_time(a) || !is_compile_time(b)) {
@@ -105,6 +108,7 @@ class Emitter : public EmitContext {
 
     std::ostringstream src;
     src << kPreamble << kMathPreamble << kAtomicPreamble << "\n";
+    if (distribute_) src << lower::ProgramLayout::work_group_macros();
     for (const std::string& m : unit_macros_) {
       src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
     }
@@ -118,8 +122,16 @@ class Emitter : public EmitContext {
     out.source = src.str();
     out.symbols = symbols_;
     out.private_bytes = simplify(private_bytes_);
+    out.work_group_capable = distribute_ && distributable_;
     return out;
   }
+
+  // Could every nest of the kernel be spread over a work-group's work-items? Only when
+  // each element is computed and stored by one work-item with nothing shared between
+  // them: no private arrays (blocks held in memory), reductions, dots, block operations,
+  // scatters, pointer stores, atomics, prints or asserts. (Those need local memory and
+  // barriers: not yet.)
+  bool distributable() const { return distributable_; }
 
  private:
   // --- output -------------------------------------------------------------
@@ -147,6 +159,7 @@ class Emitter : public EmitContext {
   // build time; declaring one (`dtype` given) adds to the private bytes.
   std::string array_size(const std::vector<Expr>& shape, const std::string& what,
                          std::optional<DType> dtype = std::nullopt) {
+    distributable_ = false;
     Expr n = Expr(1);
     for (const Expr& s : shape) {
       if (!is_compile_time(s)) {
@@ -196,7 +209,12 @@ class Emitter : public EmitContext {
       vector_hint(*trees, vector_target_, index, v);
       loop_at = body_.tellp();
     }
-    open("for (long " + v + " = 0; " + v + " < " + c(simplify(shape[d], env_)) + "; ++" + v + ")");
+    std::string extent = c(simplify(shape[d], env_));
+    if (distribute_ && d + 1 == shape.size()) {  // this work-item's elements: see run()
+      open("for (long " + v + " = NT_LANE; " + v + " < " + extent + "; " + v + " += NT_WORK_ITEMS)");
+    } else {
+      open("for (long " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")");
+    }
     std::streampos body_at = body_.tellp();
     loops(shape, body, d + 1, index);
     close();
@@ -675,7 +693,10 @@ class Emitter : public EmitContext {
     for (const Value& o : v->operands) materialize_parts(o);
     if (v->kind == ValueKind::LoadAt) access_of(v);  // its level indices, declared outside the nests
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
-    if (is_materialized_block_op(v->kind)) materialize_block_op(*this, v);
+    if (is_materialized_block_op(v->kind)) {
+      distributable_ = false;
+      materialize_block_op(*this, v);
+    }
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
       line_(compute_type(v->type.dtype) + " " + name + "[" +
@@ -722,6 +743,7 @@ class Emitter : public EmitContext {
   }
 
   void emit_reduce(const Value& v) {
+    distributable_ = false;
     auto fn = static_cast<ReduceFn>(v->op);
     const Value& x = v->operands[0];
     DType in = x->type.dtype;
@@ -945,6 +967,7 @@ class Emitter : public EmitContext {
       case StmtKind::Atomic:
       case StmtKind::Print:
       case StmtKind::Assert:
+        distributable_ = false;
         emit_block_op_statement(*this, s);
         break;
       case StmtKind::If: {
@@ -1024,17 +1047,20 @@ class Emitter : public EmitContext {
         stored = stored->operands[0];
       }
       bool narrow = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
-      nest(p.block_shape(), {stored}, &a, [&](const std::vector<Expr>& i) {
-        std::string offset = c(simplify(a.offset_at(i), env_));
-        std::string value = elem(stored, i);
-        std::string mask = mask_of(a, i);
-        std::string store = store_element(p, ptr, offset, value);
-        if (mask.empty()) {
-          line_(store);
-        } else {
-          line_("if (" + mask + ") " + store);
-        }
-      }, /*hint=*/!narrow);
+      nest(
+          p.block_shape(), {stored}, &a,
+          [&](const std::vector<Expr>& i) {
+            std::string offset = c(simplify(a.offset_at(i), env_));
+            std::string value = elem(stored, i);
+            std::string mask = mask_of(a, i);
+            std::string store = store_element(p, ptr, offset, value);
+            if (mask.empty()) {
+              line_(store);
+            } else {
+              line_("if (" + mask + ") " + store);
+            }
+          },
+          /*hint=*/!narrow);
       keep_alive_.push_back(target);
     });
     close();
@@ -1042,6 +1068,7 @@ class Emitter : public EmitContext {
 
   // p[positions] = value: each element of `value` to the block element at its positions.
   void emit_scatter(const Stmt& s) {
+    distributable_ = false;
     const Param& p = k_.params[s->param];
     open("");
     scoped([&] {
@@ -1055,28 +1082,32 @@ class Emitter : public EmitContext {
       if (a.never) return;
       std::vector<Value> trees = s->indices;
       trees.push_back(s->value);
-      nest(s->value->type.shape, trees, nullptr, [&](const std::vector<Expr>& i) {
-        std::vector<Expr> at;
-        std::string mask = block_positions(s->indices, s->id, a, i, at);
-        // A lane outside the valid part of the target's own block (the padding of
-        // a partial block, whose loaded positions and values are fill values)
-        // writes nothing, when the scattered block has the target block's shape.
-        if (i.size() == a.block_shape.size() && s->value->type.shape.size() == i.size()) {
-          for (const Expr& cond : a.conditions_at(i, /*fast=*/false)) {
-            std::string lane = c(simplify(cond, env_));
-            if (lane != "1") mask += " && " + lane;
-          }
-        }
-        std::string offset = c(simplify(a.offset_at(at), env_));
-        line_("if (" + mask + ") " +
-              store_element(p, "nt_p" + std::to_string(s->param), offset, elem(s->value, i)));
-      }, /*hint=*/false);
+      nest(
+          s->value->type.shape, trees, nullptr,
+          [&](const std::vector<Expr>& i) {
+            std::vector<Expr> at;
+            std::string mask = block_positions(s->indices, s->id, a, i, at);
+            // A lane outside the valid part of the target's own block (the padding of
+            // a partial block, whose loaded positions and values are fill values)
+            // writes nothing, when the scattered block has the target block's shape.
+            if (i.size() == a.block_shape.size() && s->value->type.shape.size() == i.size()) {
+              for (const Expr& cond : a.conditions_at(i, /*fast=*/false)) {
+                std::string lane = c(simplify(cond, env_));
+                if (lane != "1") mask += " && " + lane;
+              }
+            }
+            std::string offset = c(simplify(a.offset_at(at), env_));
+            line_("if (" + mask + ") " +
+                  store_element(p, "nt_p" + std::to_string(s->param), offset, elem(s->value, i)));
+          },
+          /*hint=*/false);
       keep_alive_.push_back(target);
     });
     close();
   }
 
   void emit_store_pointer(const Stmt& s) {
+    distributable_ = false;
     const Param& p = k_.params[s->param];
     std::string ptr = "nt_p" + std::to_string(s->param);
     const Value& pointers = s->indices[0];
@@ -1085,14 +1116,17 @@ class Emitter : public EmitContext {
     open("");
     scoped([&] {
       for (const Value& v : s->indices) materialize_parts(v);
-      nest(pointers->type.shape, s->indices, nullptr, [&](const std::vector<Expr>& i) {
-        std::string offset = fresh("nt_o");
-        line_("const long " + offset + " = " + elem(pointers, i) + ";");
-        std::string write = s->kind == StmtKind::AtomicAdd
-                                ? atomic_add_element(p, ptr, offset, elem(value, i))
-                                : store_element(p, ptr, offset, elem(value, i));
-        line_("if (" + elem(mask, i) + " && " + in_extent(s->param, offset) + ") " + write);
-      }, /*hint=*/false);
+      nest(
+          pointers->type.shape, s->indices, nullptr,
+          [&](const std::vector<Expr>& i) {
+            std::string offset = fresh("nt_o");
+            line_("const long " + offset + " = " + elem(pointers, i) + ";");
+            std::string write = s->kind == StmtKind::AtomicAdd
+                                    ? atomic_add_element(p, ptr, offset, elem(value, i))
+                                    : store_element(p, ptr, offset, elem(value, i));
+            line_("if (" + elem(mask, i) + " && " + in_extent(s->param, offset) + ") " + write);
+          },
+          /*hint=*/false);
     });
     close();
   }
@@ -1186,6 +1220,8 @@ class Emitter : public EmitContext {
   int indent_ = 1;
   int counter_ = 0;
   bool fast_ = false;
+  const bool distribute_;
+  bool distributable_ = true;
   const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
   const lower::TensorAccess* vector_target_ = nullptr;
   std::set<std::string> declared_;
@@ -1205,6 +1241,11 @@ std::string unit_stride_macro(const std::string& stride_symbol) { return "NT_UNI
 
 std::string constexpr_param_macro(int param) { return "NT_CONSTEXPR_" + std::to_string(param); }
 
-KernelSource generate_opencl(const Kernel& kernel) { return Emitter(kernel).run(); }
+KernelSource generate_opencl(const Kernel& kernel) {
+  Emitter distributed(kernel, /*distribute=*/true);
+  KernelSource out = distributed.run();
+  if (distributed.distributable()) return out;
+  return Emitter(kernel, /*distribute=*/false).run();
+}
 
 }  // namespace nt::codegen

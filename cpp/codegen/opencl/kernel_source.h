@@ -41,6 +41,9 @@ struct KernelSource {
   std::vector<KernelArg> args;
   std::map<std::string, SymbolAttrs> symbols;  // constexpr/meta symbols used: macros given with -D
   Expr private_bytes = Expr(0);  // private arrays of one program (an upper bound), over those symbols
+  // The source runs a program on a work-group of NT_WORK_ITEMS work-items when built with
+  // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
+  bool work_group_capable = false;
 };
 
 // The macro that, defined to 1 at build, makes a stride symbol the constant 1.
