@@ -21,6 +21,7 @@ py::dict info_dict(const DeviceInfo& d) {
   out["is_cpu"] = d.is_cpu;
   out["has_fp64"] = d.has_fp64;
   out["compute_units"] = d.compute_units;
+  out["max_work_group_size"] = d.max_work_group_size;
   out["max_allocation"] = d.max_allocation;
   out["correctly_rounded_divide_sqrt"] = d.correctly_rounded_divide_sqrt;
   return out;
