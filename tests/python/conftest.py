@@ -33,9 +33,11 @@ def pytest_runtest_setup(item):
     import faulthandler
     import signal
 
-    from _pytest.faulthandler import fault_handler_stderr_key
+    import _pytest.faulthandler as plugin
 
-    stream = item.config.stash.get(fault_handler_stderr_key, None)
+    # pytest 7 keeps a file, pytest 8 a file descriptor (faulthandler takes either).
+    key = getattr(plugin, "fault_handler_stderr_key", None) or getattr(plugin, "fault_handler_stderr_fd_key", None)
+    stream = item.config.stash.get(key, None) if key is not None else None
     if stream is not None:
         fpe = _sigaction(signal.SIGFPE)
         faulthandler.disable()
