@@ -47,6 +47,9 @@ def ours(kernel, args, keywords):
         kernel(*args, **keywords)
         walls.append(time.perf_counter() - start)
         devices.append(kernel.last_launch_seconds)
+    for record in kernel.tuning_report()[-1:]:  # what tuning chose, and the candidates' device times
+        times = ", ".join(f"{list(c.values())}: {t * 1e3:.3f} ms" for c, t in record["candidates"])
+        print(f"  tuned {record['chosen']} ({times or 'from the disk cache'})", file=sys.stderr)
     return min(walls), min(devices)
 
 

@@ -611,6 +611,15 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
     for (auto& b : builds) b.get();
   }
+  // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
+  // the kernel's own time on the device, when the device reports it (host transfers, the same
+  // for every candidate and far longer on a discrete GPU, would drown the differences).
+  const bool device_time = !current_device()->info().is_cpu;
+  auto time_of = [&](const tune::Config& config) {
+    double on_device = 0.0;
+    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args); });
+    return device_time && on_device > 0.0 ? on_device : wall;
+  };
   TuningRecord record{key, {}, {}, false};
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
@@ -619,10 +628,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     double seconds = std::numeric_limits<double>::infinity();
     try {
       run(bound, config, scratch_args);  // warm-up
-      seconds = seconds_of([&] { run(bound, config, scratch_args); });
+      seconds = time_of(config);
       g_timing_runs += 2;
       if (seconds < 1.25 * best) {
-        seconds = std::min(seconds, seconds_of([&] { run(bound, config, scratch_args); }));
+        seconds = std::min(seconds, time_of(config));
         ++g_timing_runs;
       }
     } catch (const std::exception&) {
