@@ -54,6 +54,11 @@ def test_threads_launching_one_kernel_over_ever_wider_grids(tmp_path):
     assert script("widening_grids.py", 60, cache=tmp_path).stdout.strip() == "ok"
 
 
+def test_integer_division_by_zero_or_of_min_by_minus_one_never_traps(tmp_path):
+    # With faulthandler's SIGFPE handler over PoCL's, such a division killed the process.
+    assert script("integer_division.py", cache=tmp_path).stdout.strip() == "ok"
+
+
 def test_the_gil_is_released_while_a_kernel_runs():
     busy.pin({BLOCK_SIZE.name: 256})
     x = torch.randn(1 << 17)

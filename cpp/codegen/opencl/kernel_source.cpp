@@ -662,13 +662,31 @@ class Emitter : public EmitContext {
     return std::string(unary_fn_name(fn)) + "(" + arg + ")";
   }
 
+  // Integer `/` and `%` that never trap: x86 raises SIGFPE for a division by zero (which a
+  // padding element's divisor, read as 0, may be) and for MIN / -1. A zero divisor gives the
+  // dividend (quotient) or 0 (remainder), undefined as in OpenCL and upstream; MIN / -1 wraps.
+  static std::string integer_division(bool remainder, const std::string& a, const std::string& b,
+                                      DType operand) {
+    std::string t = compute_type(operand);
+    if (!dtype_is_signed(operand)) {
+      return "((" + b + ") == 0 ? " + (remainder ? "(" + t + ")0" : "(" + a + ")") + " : (" + a + ")" +
+             (remainder ? " % " : " / ") + "(" + b + "))";
+    }
+    if (remainder)
+      return "((" + b + ") == 0 || (" + b + ") == -1 ? (" + t + ")0 : (" + a + ") % (" + b + "))";
+    return "((" + b + ") == 0 ? (" + a + ") : (" + b + ") == -1 ? (" + t + ")((u" + t + ")0 - (u" + t + ")(" +
+           a + ")) : (" + a + ") / (" + b + "))";
+  }
+
   std::string binary_c(BinaryFn fn, const std::string& a, const std::string& b, DType operand) {
     bool f = dtype_is_float(operand);
     switch (fn) {
+      case BinaryFn::Div:
+        return f ? "(" + a + " / " + b + ")" : integer_division(false, a, b, operand);
       case BinaryFn::FloorDiv:
-        return f ? "floor(" + a + " / " + b + ")" : "(" + a + " / " + b + ")";
+        return f ? "floor(" + a + " / " + b + ")" : integer_division(false, a, b, operand);
       case BinaryFn::Mod:
-        return f ? "fmod(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
+        return f ? "fmod(" + a + ", " + b + ")" : integer_division(true, a, b, operand);
       case BinaryFn::Maximum:
         return std::string(f ? "fmax(" : "max(") + a + ", " + b + ")";
       case BinaryFn::Minimum:
