@@ -60,6 +60,22 @@ def test_kernels_that_hold_or_reduce_blocks_run_a_program_on_a_work_item():
     assert "get_global_id(0)" in softmax_kernel.source
 
 
+def accumulate_application(x, y):
+    y = y + x  # noqa: F841 - reads and writes y
+
+
+accumulate = ninetoothed.make(scale_shift_arrangement, accumulate_application, (Tensor(2), Tensor(2)))
+
+
+def test_a_parameter_both_stored_and_loaded_runs_a_program_on_a_work_item():
+    # What one work-item stored another could load (no barrier orders them).
+    x, y = torch.randn(37, 300), torch.randn(37, 300)
+    expected = y + x
+    accumulate(x, y, BLOCK_M=16, BLOCK_N=128)
+    assert torch.equal(y, expected)
+    assert "NT_LANE" not in accumulate.source
+
+
 def run(layout):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("NINETOOTHED_PROGRAM_LAYOUT", None)

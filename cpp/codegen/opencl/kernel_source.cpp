@@ -122,6 +122,9 @@ class Emitter : public EmitContext {
     out.source = src.str();
     out.symbols = symbols_;
     out.private_bytes = simplify(private_bytes_);
+    // A parameter both stored and loaded could be read by one work-item where another wrote it
+    // (a transposed or shifted read, say): with no barrier between them, not distributable.
+    for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
     out.work_group_capable = distribute_ && distributable_;
     return out;
   }
@@ -129,8 +132,10 @@ class Emitter : public EmitContext {
   // Could every nest of the kernel be spread over a work-group's work-items? Only when
   // each element is computed and stored by one work-item with nothing shared between
   // them: no private arrays (blocks held in memory), reductions, dots, block operations,
-  // scatters, pointer stores, atomics, prints or asserts. (Those need local memory and
-  // barriers: not yet.)
+  // scatters, pointer stores, atomics, prints or asserts (those need local memory and
+  // barriers: not yet), and no parameter stored twice or both stored and loaded (what one
+  // work-item wrote another could read). Parameters that alias at launch (one tensor passed
+  // twice) are not seen: as in upstream, a program's reads of what it wrote are unordered.
   bool distributable() const { return distributable_; }
 
  private:
@@ -531,6 +536,7 @@ class Emitter : public EmitContext {
                                               : "nt_s" + std::to_string(v->param);
       case ValueKind::Load: {
         const Param& p = k_.params[v->param];
+        loaded_params_.insert(v->param);
         const lower::TensorAccess& a = access_of(v);
         if (a.never) return other_of(p);
         std::string ptr = "nt_p" + std::to_string(v->param);
@@ -542,6 +548,7 @@ class Emitter : public EmitContext {
       }
       case ValueKind::LoadAt: {
         const Param& p = k_.params[v->param];
+        loaded_params_.insert(v->param);
         const lower::TensorAccess& a = access_of(v);
         if (a.never) return other_of(p);
         std::vector<Expr> at;
@@ -1048,6 +1055,7 @@ class Emitter : public EmitContext {
 
   void emit_store(const Stmt& s) {
     const Param& p = k_.params[s->param];
+    if (!stored_params_.insert(s->param).second) distributable_ = false;  // stored twice
     open("");
     scoped([&] {
       materialize_parts(s->value);
@@ -1240,6 +1248,7 @@ class Emitter : public EmitContext {
   bool fast_ = false;
   const bool distribute_;
   bool distributable_ = true;
+  std::set<int> stored_params_, loaded_params_;
   const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
   const lower::TensorAccess* vector_target_ = nullptr;
   std::set<std::string> declared_;
