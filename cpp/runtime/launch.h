@@ -19,8 +19,12 @@
 // grid added an entry while a narrower one was running, the narrower one's
 // release drops the wrong entry and PoCL aborts (common.c,
 // pocl_release_dlhandle_cache: `found->ref_count > 0`). Each PoCL kernel
-// already runs on every core, so turns cost no throughput. Copies of the
-// runtime (each ahead-of-time library holds one) keep their own turns.
+// already runs on every core, and PoCL's single-threaded basic device runs
+// one command at a time anyway, so turns cost no throughput; kernels whose
+// names share one of the 64 turns wait for each other needlessly. Copies of
+// the runtime (each ahead-of-time library holds one) keep their own turns: the
+// Python module and a library launching the same source at once could still
+// meet PoCL's bug.
 #pragma once
 
 #include <cstdint>
