@@ -7,6 +7,7 @@ convolution tests use.
 
 import pathlib
 import sys
+import threading
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -46,3 +47,27 @@ add_one = ninetoothed.make(unary_arrangement, add_one_application, (Tensor(1), T
 double = ninetoothed.make(unary_arrangement, double_application, (Tensor(1), Tensor(1)))
 busy = ninetoothed.make(unary_arrangement, busy_application, (Tensor(1), Tensor(1)))
 conv2d_padded = _conv2d_kernel(True)
+
+
+def run_in_threads(work, num_threads, failures, label=""):
+    """Runs work(t) in threads t = 0 .. num_threads - 1 at once; an exception is a failure."""
+
+    def guarded(t):
+        try:
+            work(t)
+        except Exception as error:  # noqa: BLE001 - reported by finish()
+            failures.append(f"{label}thread {t}: {error!r}")
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(num_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def finish(failures):
+    """Prints the first failures and exits with status 1, or prints 'ok'."""
+    if failures:
+        print("\n".join(failures[:10]))
+        sys.exit(1)
+    print("ok")

@@ -8,38 +8,27 @@ is 1. Run with an empty NINETOOTHED_CACHE_DIR for a cold cache (tuning and build
 """
 
 import sys
-import threading
 
 import torch
 
-from stress_kernels import add_one, double
+from stress_kernels import add_one, double, finish, run_in_threads
 
 
 def main(num_threads, launches):
     failures = []
 
     def work(t):
-        try:
-            for i in range(launches):
-                n = 1000 + 7 * t + i % 5 if i % 10 else 100_003 + t
-                x = torch.randn(n)
-                y, z = torch.full((n,), float("nan")), torch.full((n,), float("nan"))
-                add_one(x, y)
-                double(x, z)
-                if not (torch.equal(y, x + 1) and torch.equal(z, x * 2)):
-                    failures.append(f"thread {t} launch {i}: wrong result")
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(f"thread {t}: {error!r}")
+        for i in range(launches):
+            n = 1000 + 7 * t + i % 5 if i % 10 else 100_003 + t
+            x = torch.randn(n)
+            y, z = torch.full((n,), float("nan")), torch.full((n,), float("nan"))
+            add_one(x, y)
+            double(x, z)
+            if not (torch.equal(y, x + 1) and torch.equal(z, x * 2)):
+                failures.append(f"thread {t} launch {i}: wrong result")
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(num_threads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failures:
-        print("\n".join(failures[:10]))
-        sys.exit(1)
-    print("ok")
+    run_in_threads(work, num_threads, failures)
+    finish(failures)
 
 
 if __name__ == "__main__":
