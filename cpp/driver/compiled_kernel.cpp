@@ -89,6 +89,8 @@ constexpr size_t kMaxPrepared = 512;
 }  // namespace
 
 int64_t small_launch_limit() { return g_small_launch_limit; }
+void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
+size_t num_small_launches() { return g_small_launches; }
 
 size_t program_work_items(const DeviceInfo& device) {
   static const std::string chosen = [] {
@@ -108,8 +110,6 @@ size_t program_work_items(const DeviceInfo& device) {
   if (!work_group) return 1;
   return std::max<size_t>(1, std::min<size_t>(kWorkGroupItems, device.max_work_group_size));
 }
-void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
-size_t num_small_launches() { return g_small_launches; }
 
 size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
   uint64_t h = 1469598103934665603ull;
