@@ -108,7 +108,10 @@ size_t program_work_items(const DeviceInfo& device) {
     throw ValueError("NINETOOTHED_PROGRAM_LAYOUT is '" + chosen + "'; use 'work-group' or 'work-item'");
   }
   if (!work_group) return 1;
-  return std::max<size_t>(1, std::min<size_t>(kWorkGroupItems, device.max_work_group_size));
+  // A power of two (the tile layouts' grids of work-items are).
+  size_t items = 1;
+  while (items * 2 <= std::min<size_t>(kWorkGroupItems, device.max_work_group_size)) items *= 2;
+  return items;
 }
 
 size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
@@ -323,6 +326,10 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   prepared->options = build_options(bound, meta, values);
   if (plan_.source.work_group_capable) {
     prepared->work_items = program_work_items(prepared->device->info());
+    // Blocks too large for the device's local memory: the program on one work-item.
+    auto local = evaluate_int(plan_.source.local_bytes, values);
+    if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > prepared->device->info().local_memory)
+      prepared->work_items = 1;
     if (prepared->work_items > 1)
       prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
   }

@@ -123,6 +123,7 @@ std::string format_launch_plan(const LaunchPlan& plan) {
   out += "grid\t" + std::to_string(plan.grid_param) + '\n';
   out += "private_bytes\t" + to_python(plan.source.private_bytes) + '\n';
   if (plan.source.work_group_capable) out += "work_group\t1\n";
+  if (!plan.source.local_bytes.is_int(0)) out += "local_bytes\t" + to_python(plan.source.local_bytes) + '\n';
   for (const auto& [name, a] : plan.source.symbols) {
     out += "symbol\t" + name + '\t' + flag(a.constexpr_) + '\t' + flag(a.meta) + '\t' +
            optional_text(a.lower_bound) + '\t' + optional_text(a.upper_bound) + '\t' + flag(a.power_of_two) +
@@ -181,6 +182,9 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "private_bytes") {
       expect_fields(r, f, 2);
       plan.source.private_bytes = r.expr(f[1]);
+    } else if (tag == "local_bytes") {
+      expect_fields(r, f, 2);
+      plan.source.local_bytes = r.expr(f[1]);
     } else if (tag == "work_group") {
       expect_fields(r, f, 2);
       plan.source.work_group_capable = r.flag(f[1]);

@@ -48,6 +48,17 @@ class ProgramLayout {
   // dimension of every nest from NT_LANE in steps of NT_WORK_ITEMS: consecutive work-items
   // take consecutive elements (consecutive addresses where that dimension has unit stride).
   static std::string work_group_macros();
+  // Helpers of the tile layouts (NT_MIN, NT_MAX, NT_POW2CEIL) and NT_BARRIER(), for a source
+  // built with NT_WORK_ITEMS > 1.
+  static std::string tile_macros();
+  // The tile layout `id` of a block of `rows` x `columns` elements (C constant expressions;
+  // a block of rank n has the product of its first n - 1 sizes as rows): the work-group's
+  // NT_WORK_ITEMS work-items form a grid of NT_TY<id> rows by NT_TX<id> columns (a power of
+  // two); work-item (ty, tx) holds the NT_R<id> x NT_C<id> elements (ty + NT_TY * r,
+  // tx + NT_TX * c) in its slots r * NT_C + c. Consecutive work-items hold consecutive
+  // elements of a row; every block of one shape has one layout, so a work-item holds the
+  // same elements of every value of that shape.
+  static std::string tile_layout(int id, const std::string& rows, const std::string& columns);
   // The global and local work sizes for `num_programs` programs of `work_items` each.
   static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
   static size_t local_size(size_t work_items = 1) { return work_items; }

@@ -100,7 +100,7 @@ void emit_combine(EmitContext& ctx, const Value& g) {
     inputs.push_back(ctx.array_of(x, x->type.dtype, "an input of a reduction or scan"));
     std::string name = base + "_" + std::to_string(k);
     if (out_shape.empty()) {
-      ctx.emit_line(types[k] + " " + name + ";");
+      ctx.declare_scalar(name, x->type.dtype);
     } else {
       ctx.declare_array(name, out_shape, x->type.dtype, "a reduction or scan result");
     }

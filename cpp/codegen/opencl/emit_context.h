@@ -32,6 +32,9 @@ class EmitContext {
   // Declares the private array `name` of `shape` (sizes known at build time).
   virtual void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
                              const std::string& what) = 0;
+  // Declares the scalar `name` (a reduction's or an atomic's result), which a block
+  // operation may set on one work-item for all of a work-group's.
+  virtual void declare_scalar(const std::string& name, DType dtype) = 0;
   // The C element count of `shape`.
   virtual std::string count_c(const std::vector<Expr>& shape) = 0;
   // The row-major flat index of `index` in `shape`, as C.

@@ -34,14 +34,27 @@ bool is_compile_time(const Expr& e) {
   return true;
 }
 
+// How the emitted source runs a program (lower/program_layout.h).
+enum class Mode {
+  WorkItem,     // on one work-item
+  Elementwise,  // on NT_WORK_ITEMS work-items, each taking every NT_WORK_ITEMS-th element of the
+                // innermost dimension of every nest; or on one (distributable() says which)
+  WorkGroup,    // on NT_WORK_ITEMS > 1 work-items in tile layouts, sharing through local memory
+};
+
 class Emitter : public EmitContext {
  public:
-  // `distribute`: spread the innermost loop of every nest over the work-items of a work-group
-  // (see run()); distributable() then says whether the kernel allowed it.
-  Emitter(const Kernel& kernel, bool distribute)
-      : k_(kernel), layout_(ir::grid_shape(kernel)), distribute_(distribute) {
+  // `shared` (Mode::WorkGroup): the values (value_key()) to hold in local memory though
+  // read only where they are computed; see misaligned().
+  Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared = {})
+      : k_(kernel),
+        layout_(ir::grid_shape(kernel)),
+        distribute_(mode == Mode::Elementwise),
+        group_(mode == Mode::WorkGroup),
+        must_share_(std::move(shared)) {
     layout_.add_bounds(env_);
     for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
+    if (group_) count_accesses();
   }
 
   KernelSource run() {
@@ -92,7 +105,7 @@ class Emitter : public EmitContext {
     }
     std::vector<std::string> printed;
     for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
-    for (const std::string& line : layout_.prologue(printed, distribute_)) line_(line);
+    for (const std::string& line : layout_.prologue(printed, distribute_ || group_)) line_(line);
     for (const std::string& line : prologue) line_(line);
     for (const auto& [a, b] : k_.assumed_equal) {
       if (!is_compile_time(a) || !is_compile_time(b)) {
@@ -107,8 +120,8 @@ class Emitter : public EmitContext {
     emit_list(k_.body);
 
     std::ostringstream src;
-    src << kPreamble << kMathPreamble << kAtomicPreamble << "\n";
-    if (distribute_) src << lower::ProgramLayout::work_group_macros();
+    if (distribute_ || group_) src << lower::ProgramLayout::work_group_macros();
+    if (group_) src << lower::ProgramLayout::tile_macros() << layout_macros_;
     for (const std::string& m : unit_macros_) {
       src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
     }
@@ -118,10 +131,14 @@ class Emitter : public EmitContext {
         << "__attribute__((min_vector_width(512)))\n#endif\n";
     src << "__kernel void " << out.name << "(";
     for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
-    src << ") {\n" << body_.str() << "}\n";
-    out.source = src.str();
+    src << ") {\n";
+    for (const std::string& line : local_decls_) src << "  " << line << "\n";
+    src << body_.str() << "}\n";
+    kernel_text_ = src.str();
+    out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n" + kernel_text_;
     out.symbols = symbols_;
     out.private_bytes = simplify(private_bytes_);
+    out.local_bytes = simplify(local_bytes_);
     // A parameter both stored and loaded could be read by one work-item where another wrote it
     // (a transposed or shifted read, say): with no barrier between them, not distributable.
     for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
@@ -137,6 +154,12 @@ class Emitter : public EmitContext {
   // work-item wrote another could read). Parameters that alias at launch (one tensor passed
   // twice) are not seen: as in upstream, a program's reads of what it wrote are unordered.
   bool distributable() const { return distributable_; }
+  // The source without the preamble of helpers: the macros and the __kernel.
+  const std::string& kernel_text() const { return kernel_text_; }
+  // Mode::WorkGroup: the values held by the work-items that compute them (value_key()) which
+  // the kernel reads elsewhere too (another element, another shape, a reduction, a block
+  // operation): the source is wrong until they are emitted again as shared.
+  const std::set<std::string>& misaligned() const { return misaligned_; }
 
  private:
   // --- output -------------------------------------------------------------
@@ -189,6 +212,13 @@ class Emitter : public EmitContext {
 
   std::string element_of(const std::string& name, const Type& type, const std::vector<Expr>& index) {
     if (type.is_scalar()) return name;
+    if (auto d = distributed_.find(name); d != distributed_.end()) {
+      // A work-item holds its own elements only: read where the nest of its tile layout is.
+      if (aligned_ && aligned_->shape == shape_key(type.shape) && same_index(aligned_->index, index))
+        return name + "[" + aligned_->slot + "]";
+      misaligned_.insert(d->second);
+      return name + "[0]";
+    }
     return name + "[" + c(flat_index(type.shape, index)) + "]";
   }
 
@@ -196,9 +226,23 @@ class Emitter : public EmitContext {
 
   // Emits loops over `shape`; `body` gets the element index.
   void loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body,
-             size_t d = 0, std::vector<Expr> index = {}) {
+             size_t d = 0, std::vector<Expr> index = {}, bool plain = false) {
     if (d == shape.size()) {
       body(index);
+      return;
+    }
+    if (group_ && d == 0 && !plain) {
+      bool fixed = true;
+      for (const Expr& s : shape) fixed = fixed && is_compile_time(s);
+      if (fixed && !serial_) {
+        tile_loops(shape, body);
+        return;
+      }
+      // Nothing held by a work-item is at the element of a nest of another layout.
+      auto saved = aligned_;
+      aligned_.reset();
+      loops(shape, body, 0, index, /*plain=*/true);
+      aligned_ = saved;
       return;
     }
     std::string v = fresh("e");
@@ -215,13 +259,13 @@ class Emitter : public EmitContext {
       loop_at = body_.tellp();
     }
     std::string extent = c(simplify(shape[d], env_));
-    if (distribute_ && d + 1 == shape.size()) {  // this work-item's elements: see run()
+    if ((distribute_ || (group_ && !serial_)) && d + 1 == shape.size()) {  // this work-item's elements: see run()
       open("for (long " + v + " = NT_LANE; " + v + " < " + extent + "; " + v + " += NT_WORK_ITEMS)");
     } else {
       open("for (long " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")");
     }
     std::streampos body_at = body_.tellp();
-    loops(shape, body, d + 1, index);
+    loops(shape, body, d + 1, index, plain);
     close();
     if (loop_at != hint_at) {
       // The body has loops of its own (a reduction's, say): the hint is not for this loop.
@@ -264,7 +308,7 @@ class Emitter : public EmitContext {
     for (size_t i = 0; i < tests.size(); ++i) all += (i ? " && " : "") + tests[i];
     open("if (" + all + ")");
     fast_ = true;
-    vector_trees_ = hint ? &trees : nullptr;
+    vector_trees_ = hint && !group_ ? &trees : nullptr;
     vector_target_ = target;
     loops(shape, body);
     vector_trees_ = nullptr;
@@ -406,6 +450,386 @@ class Emitter : public EmitContext {
     line_("#if " + test);
     line_(std::string("#pragma clang loop vectorize_width(") + (wide ? "8" : "16") + ")");
     line_("#endif");
+  }
+
+
+  // --- the work-group layout (Mode::WorkGroup) ---------------------------------
+  //
+  // Every nest over a block shape known at build time walks the elements that the tile
+  // layout of that shape (lower::ProgramLayout::tile_layout) gives this work-item. A value
+  // read only at the element where it is computed (a Let, a local, a dot's result) stays
+  // with the work-items that compute it, in private slots ("distributed"); any other held
+  // value (reduction results, dot operands, block operations' arrays, and values read
+  // elsewhere: misaligned()) lives in local memory ("shared"), declared at kernel scope,
+  // with a barrier before and after every nest that writes it. Block operations and
+  // statements with side effects beyond stores run on work-item 0 (serial_).
+
+  struct Aligned {
+    std::string shape;               // shape_key() of the nest's shape
+    std::vector<std::string> index;  // the nest's index variables
+    std::string slot;                // the work-item's slot of the element, as C
+  };
+
+  std::string shape_key(const std::vector<Expr>& shape) {
+    std::string key = "[";
+    for (const Expr& s : shape) key += c(simplify(s, env_)) + ",";
+    return key + "]";
+  }
+
+  static bool same_index(const std::vector<std::string>& names, const std::vector<Expr>& index) {
+    if (names.size() != index.size()) return false;
+    for (size_t d = 0; d < names.size(); ++d) {
+      if (!index[d].is_var() || index[d]->name != names[d]) return false;
+    }
+    return true;
+  }
+
+  // The key a held value goes by in must_share_/misaligned_.
+  static std::string let_key(int id) { return "let" + std::to_string(id); }
+  static std::string local_key(int id) { return "local" + std::to_string(id); }
+  static std::string node_key(const Value& v) {
+    return "node" + std::to_string(reinterpret_cast<uintptr_t>(v.get()));
+  }
+
+  // The id of the tile layout of `shape` (its macros NT_TX<id>, ...).
+  int tile_layout(const std::vector<Expr>& shape) {
+    std::string key = shape_key(shape);
+    auto it = layouts_.find(key);
+    if (it != layouts_.end()) return it->second;
+    int id = static_cast<int>(layouts_.size());
+    std::string rows = "1";
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
+    std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
+    layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns);
+    layouts_.emplace(key, id);
+    return id;
+  }
+
+  // The nest over `shape` (sizes known at build time) in its tile layout.
+  void tile_loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body) {
+    std::string n = std::to_string(tile_layout(shape));
+    std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), r = fresh("nt_r"), col = fresh("nt_c");
+    std::string row = fresh("nt_row");
+    open("");
+    line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+    line_("NT_UNROLL");
+    open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
+    line_("const long " + row + " = " + ty + " + NT_TY" + n + " * " + r + ";");
+    line_("NT_UNROLL");
+    open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; ++" + col + ")");
+    std::vector<Expr> index(shape.size());
+    std::vector<std::string> names(shape.size());
+    SymbolAttrs attrs;
+    attrs.lower_bound = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      names[d] = fresh("e");
+      env_.set(names[d], 0, std::nullopt);
+      env_.set_symbolic(names[d], Expr(0), sub(shape[d], 1));
+      index[d] = var(names[d], attrs);
+    }
+    line_("const long " + names.back() + " = " + tx + " + NT_TX" + n + " * " + col + ";");
+    open("if (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + ")");
+    // The row's digits over the leading sizes, the last fastest.
+    std::string rest = row;
+    for (size_t d = shape.size() - 1; d-- > 0;) {
+      std::string size = c(simplify(shape[d], env_));
+      line_("const long " + names[d] + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+      if (d > 0) {
+        std::string next = fresh("nt_rest");
+        line_("const long " + next + " = " + rest + " / (" + size + ");");
+        rest = next;
+      }
+    }
+    auto saved = aligned_;
+    aligned_ = Aligned{shape_key(shape), names, "(" + r + " * NT_C" + n + " + " + col + ")"};
+    body(index);
+    aligned_ = saved;
+    close();
+    close();
+    close();
+    close();
+  }
+
+  void barrier() {
+    if (group_ && !serial_) line_("NT_BARRIER();");
+  }
+
+  // A held block `name` of `shape`: in Mode::WorkGroup shared (at kernel scope, in local
+  // memory) unless `key` names a value that may stay distributed, else a private array.
+  void new_array(const std::string& name, const std::vector<Expr>& shape, DType dtype, const std::string& what,
+                 const std::string& key = "") {
+    std::string ct = compute_type(dtype);
+    if (!group_) {
+      line_(ct + " " + name + "[" + array_size(shape, what, dtype) + "];");
+      return;
+    }
+    if (!key.empty() && !serial_ && !must_share_.count(key)) {
+      array_size(shape, what);  // the sizes must be known at build time
+      std::string n = std::to_string(tile_layout(shape));
+      line_(ct + " " + name + "[NT_R" + n + " * NT_C" + n + "];");
+      distributed_[name] = key;
+      distributed_shapes_[name] = shape_key(shape);
+      return;
+    }
+    std::string count = array_size(shape, what);
+    Expr n = Expr(1);
+    for (const Expr& s : shape) n = mul(n, s);
+    local_bytes_ = add(local_bytes_, mul(n, static_cast<int64_t>(c_size(ct))));
+    local_decls_.push_back("__local " + ct + " " + name + "[" + count + "];");
+  }
+
+  // A scalar that work-item 0 may set for all (Mode::WorkGroup: in local memory).
+  void new_scalar(const std::string& name, DType dtype) {
+    std::string ct = compute_type(dtype);
+    if (!group_) {
+      line_(ct + " " + name + ";");
+      return;
+    }
+    local_bytes_ = add(local_bytes_, Expr(static_cast<int64_t>(c_size(ct))));
+    local_decls_.push_back("__local " + ct + " " + name + ";");
+  }
+
+  static int c_size(const std::string& ct) {
+    return ct == "double" || ct == "long" || ct == "ulong" ? 8 : 4;
+  }
+
+  bool is_distributed(const std::string& name) const { return distributed_.count(name) > 0; }
+
+  // Code that one work-item runs for the work-group (block operations, atomics, prints):
+  // what it writes is shared, seen by all after the barrier.
+  void on_first_work_item(const std::function<void()>& f) {
+    if (!group_ || serial_) {
+      f();
+      return;
+    }
+    barrier();
+    open("if (NT_LANE == 0)");
+    serial_ = true;
+    f();
+    serial_ = false;
+    close();
+    barrier();
+  }
+
+  // Which parameters the kernel loads, and how often it stores each: a store to one that is
+  // loaded or stored again ends with a barrier, so that no work-item reads an element before
+  // another has written it.
+  void count_accesses() {
+    struct Accesses : IRVisitor {
+      using IRVisitor::visit;
+      void visit(const Value& v) override {
+        if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer)
+          loaded.insert(v->param);
+        IRVisitor::visit(v);
+      }
+      void visit(const Stmt& s) override {
+        if (s->kind == StmtKind::Store || s->kind == StmtKind::StoreAt || s->kind == StmtKind::StorePointer ||
+            s->kind == StmtKind::AtomicAdd || s->kind == StmtKind::Atomic)
+          ++stored[s->param];
+        IRVisitor::visit(s);
+      }
+      std::set<int> loaded;
+      std::map<int, int> stored;
+    } accesses;
+    accesses.visit(k_.body);
+    for (const auto& [param, count] : accesses.stored) {
+      if (count > 1 || accesses.loaded.count(param)) reread_params_.insert(param);
+    }
+  }
+
+  void after_store(int param) {
+    if (group_ && reread_params_.count(param)) barrier();
+  }
+
+  // A reduction over a work-group: each work-item folds a strided part of a row into a
+  // partial result, the partials meet in local memory in a tree, and the result goes to a
+  // shared array (a shared scalar for a full reduction).
+  void emit_reduce_group(const Value& v) {
+    auto fn = static_cast<ReduceFn>(v->op);
+    const Value& x = v->operands[0];
+    DType in = x->type.dtype;
+    std::string ct = compute_type(v->type.dtype), xt = compute_type(in);
+    bool f = dtype_is_float(in);
+    bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+    std::string at = arg ? xt : ct;  // the partials' type
+    std::string init = reduce_init(fn, in);
+    const std::vector<Expr>& shape = x->type.shape;
+    std::vector<Expr> kept, reduced;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+      (r ? reduced : kept).push_back(shape[d]);
+    }
+    std::string name = fresh("nt_red");
+    bool scalar = v->type.is_scalar();
+    if (scalar) {
+      new_scalar(name, v->type.dtype);
+    } else {
+      new_array(name, v->type.shape, v->type.dtype, "a reduction result");
+    }
+    Expr kept_count = Expr(1), reduced_count = Expr(1);
+    for (const Expr& s : kept) kept_count = mul(kept_count, s);
+    for (const Expr& s : reduced) reduced_count = mul(reduced_count, s);
+    std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
+    std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
+    local_decls_.push_back("__local " + at + " " + parts + "[NT_WORK_ITEMS];");
+    local_bytes_ = add(local_bytes_, Expr(int64_t{1024}));  // an upper bound of W * 8 with W <= 128
+    if (arg) local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
+    for_each_load(x, [&](const Value& load) { access_of(load); });
+    // Work-items per row (a power of two): as many as the row has elements, up to the
+    // work-group, but fewer when there are many rows.
+    std::string tr = fresh("nt_tr"), tk = fresh("nt_tk"), lanes = fresh("nt_lanes"), k0 = fresh("nt_k0");
+    std::string k = fresh("nt_k"), r = fresh("nt_rr"), s = fresh("nt_s"), acc = fresh("nt_acc"),
+                best = fresh("nt_best");
+    barrier();
+    open("");
+    line_("const long " + lanes + " = NT_MAX(1L, NT_MIN(NT_POW2CEIL(" + R + "), NT_MAX(1L, (long)NT_WORK_ITEMS / NT_POW2CEIL(" + K + "))));");
+    line_("const long " + tr + " = NT_LANE % " + lanes + ", " + tk + " = NT_LANE / " + lanes + ";");
+    open("for (long " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += (long)NT_WORK_ITEMS / " + lanes + ")");
+    line_("const long " + k + " = " + k0 + " + " + tk + ";");
+    line_(at + " " + acc + " = " + init + ";");
+    line_("int " + best + " = 0;");
+    open("if (" + k + " < " + K + ")");
+    // The kept digits of k and the reduced digits of r, row-major.
+    auto digits = [&](const std::string& flat, const std::vector<Expr>& sizes) {
+      std::vector<Expr> index(sizes.size());
+      std::string rest = flat;
+      SymbolAttrs attrs;
+      attrs.lower_bound = 0;
+      for (size_t d = sizes.size(); d-- > 0;) {
+        std::string name = fresh("e"), size = c(simplify(sizes[d], env_));
+        line_("const long " + name + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+        env_.set(name, 0, std::nullopt);
+        env_.set_symbolic(name, Expr(0), sub(sizes[d], 1));
+        index[d] = var(name, attrs);
+        if (d > 0) {
+          std::string next = fresh("nt_rest");
+          line_("const long " + next + " = " + rest + " / (" + size + ");");
+          rest = next;
+        }
+      }
+      return index;
+    };
+    std::vector<Expr> outer = digits(k, kept);
+    open("for (long " + r + " = " + tr + "; " + r + " < " + R + "; " + r + " += " + lanes + ")");
+    std::vector<Expr> inner = digits(r, reduced);
+    std::vector<Expr> full;
+    size_t ko = 0, ri = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool red = v->axis < 0 || static_cast<int>(d) == v->axis;
+      full.push_back(red ? inner[ri++] : outer[ko++]);
+    }
+    std::string value = "(" + at + ")(" + elem(x, full) + ")";
+    if (arg) {
+      line_("const " + xt + " nt_v = " + value + ";");
+      open(std::string("if (nt_v ") + (fn == ReduceFn::ArgMax ? ">" : "<") + " " + acc + ")");
+      line_(acc + " = nt_v;");
+      line_(best + " = (int)" + r + ";");
+      close();
+    } else {
+      line_(acc + " = " + combine_c(fn, f, acc, value) + ";");
+    }
+    close();
+    close();
+    line_(parts + "[NT_LANE] = " + acc + ";");
+    if (arg) line_(best_parts + "[NT_LANE] = " + best + ";");
+    line_("NT_BARRIER();");
+    open("for (long " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
+    open("if (" + tr + " < " + s + ")");
+    std::string mine = parts + "[NT_LANE]", theirs = parts + "[NT_LANE + " + s + "]";
+    if (arg) {
+      std::string bm = best_parts + "[NT_LANE]", bt = best_parts + "[NT_LANE + " + s + "]";
+      open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs + " == " + mine +
+           " && " + bt + " < " + bm + "))");
+      line_(mine + " = " + theirs + ";");
+      line_(bm + " = " + bt + ";");
+      close();
+    } else {
+      line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
+    }
+    close();
+    line_("NT_BARRIER();");
+    close();
+    std::string result = arg ? best_parts + "[NT_LANE]" : parts + "[NT_LANE]";
+    std::string target = scalar ? name : name + "[" + k + "]";
+    line_("if (" + tr + " == 0 && " + k + " < " + K + ") " + target + " = (" + ct + ")" + result + ";");
+    line_("NT_BARRIER();");
+    close();
+    close();
+    materialized_[v.get()] = name;
+  }
+
+  // The dot in the tile layout of its result: operands in local memory, each work-item's
+  // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k.
+  void emit_dot_group(const Value& v, const std::string& result, bool accumulate) {
+    const Value& a = v->operands[0];
+    const Value& b = v->operands[1];
+    DType dt = v->type.dtype;
+    std::string ct = compute_type(dt);
+    std::string A = as_array(a, dt, "a dot operand");
+    std::string B = as_array(b, dt, "a dot operand");
+    std::string M = c(simplify(a->type.shape[0], env_)), K = c(simplify(a->type.shape[1], env_)),
+                N = c(simplify(b->type.shape[1], env_));
+    std::string n = std::to_string(tile_layout(v->type.shape));
+    auto d = distributed_.find(result);
+    bool held = d != distributed_.end();
+    if (held && (!aligned_layout(result, v->type.shape))) {
+      misaligned_.insert(d->second);
+      held = false;
+    }
+    open("");
+    std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), acc = held ? result : fresh("nt_acc");
+    line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+    std::string slots = "NT_R" + n + " * NT_C" + n;
+    if (!held) line_(ct + " " + acc + "[" + slots + "];");
+    auto each = [&](const std::function<void(const std::string& i, const std::string& j, const std::string& slot)>& f) {
+      line_("NT_UNROLL");
+      open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+      line_("NT_UNROLL");
+      open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+      f("(" + ty + " + NT_TY" + n + " * nt_r)", "(" + tx + " + NT_TX" + n + " * nt_c)", "nt_r * NT_C" + n + " + nt_c");
+      close();
+      close();
+    };
+    if (!held || !accumulate) {
+      each([&](const std::string& i, const std::string& j, const std::string& slot) {
+        std::string start = "0";
+        if (accumulate) start = "(" + i + " < " + M + " && " + j + " < " + N + ") ? " + result + "[" + i + " * " + N + " + " + j + "] : 0";
+        line_(acc + "[" + slot + "] = " + start + ";");
+      });
+    }
+    bool f = dtype_is_float(dt);
+    open("for (long nt_k = 0; nt_k < " + K + "; ++nt_k)");
+    line_(ct + " nt_a[NT_R" + n + "], nt_b[NT_C" + n + "];");
+    line_("NT_UNROLL");
+    open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+    line_("const long nt_i = " + ty + " + NT_TY" + n + " * nt_r;");
+    line_("nt_a[nt_r] = nt_i < " + M + " ? " + A + "[nt_i * " + K + " + nt_k] : 0;");
+    close();
+    line_("NT_UNROLL");
+    open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+    line_("const long nt_j = " + tx + " + NT_TX" + n + " * nt_c;");
+    line_("nt_b[nt_c] = nt_j < " + N + " ? " + B + "[nt_k * " + N + " + nt_j] : 0;");
+    close();
+    each([&](const std::string&, const std::string&, const std::string& slot) {
+      std::string x = acc + "[" + slot + "]";
+      line_(x + " = " + (f ? "fma(nt_a[nt_r], nt_b[nt_c], " + x + ")" : x + " + nt_a[nt_r] * nt_b[nt_c]") + ";");
+    });
+    close();
+    if (!held) {
+      barrier();
+      each([&](const std::string& i, const std::string& j, const std::string& slot) {
+        line_("if (" + i + " < " + M + " && " + j + " < " + N + ") " + result + "[" + i + " * " + N + " + " + j +
+              "] = " + acc + "[" + slot + "];");
+      });
+      barrier();
+    }
+    close();
+  }
+
+  // Is the distributed array `name` in the tile layout of `shape`?
+  bool aligned_layout(const std::string& name, const std::vector<Expr>& shape) {
+    auto it = distributed_shapes_.find(name);
+    return it != distributed_shapes_.end() && it->second == shape_key(shape);
   }
 
   // --- tensor accesses ----------------------------------------------------
@@ -720,12 +1144,11 @@ class Emitter : public EmitContext {
     if (v->kind == ValueKind::Reduce) emit_reduce(v);
     if (is_materialized_block_op(v->kind)) {
       distributable_ = false;
-      materialize_block_op(*this, v);
+      on_first_work_item([&] { materialize_block_op(*this, v); });
     }
     if (v->kind == ValueKind::Dot) {
       std::string name = fresh("nt_dot");
-      line_(compute_type(v->type.dtype) + " " + name + "[" +
-            array_size(v->type.shape, "a dot result", v->type.dtype) + "];");
+      new_array(name, v->type.shape, v->type.dtype, "a dot result", node_key(v));
       emit_dot(v, name, /*accumulate=*/false);
       materialized_[v.get()] = name;
     }
@@ -733,25 +1156,36 @@ class Emitter : public EmitContext {
 
   // A block as a private array (itself if it already is one of `dtype`).
   std::string as_array(const Value& v, DType dtype, const std::string& what) {
+    std::string found;
     auto m = materialized_.find(v.get());
-    if (m != materialized_.end() && v->type.dtype == dtype) return m->second;
+    if (m != materialized_.end() && v->type.dtype == dtype) found = m->second;
     if (v->kind == ValueKind::LetRef && compute_type(v->type.dtype) == compute_type(dtype))
-      return lets_.at(v->id);
-    if (v->kind == ValueKind::LocalRef && compute_type(v->type.dtype) == compute_type(dtype)) {
-      return locals_.at(v->id);
+      found = lets_.at(v->id);
+    if (v->kind == ValueKind::LocalRef && compute_type(v->type.dtype) == compute_type(dtype))
+      found = locals_.at(v->id);
+    if (!found.empty()) {
+      auto d = distributed_.find(found);
+      if (d == distributed_.end()) return found;
+      misaligned_.insert(d->second);  // read whole, not where it is held
     }
     std::string name = fresh("nt_op");
-    line_(compute_type(dtype) + " " + name + "[" + array_size(v->type.shape, what, dtype) + "];");
+    new_array(name, v->type.shape, dtype, what);
+    barrier();
     nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
       line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) +
             ");");
     });
+    barrier();
     return name;
   }
 
   // The operands packed into private arrays of the result's compute type (each converted
   // once per block), then the register-blocked micro-kernel (dot_kernel.h).
   void emit_dot(const Value& v, const std::string& result, bool accumulate) {
+    if (group_ && !serial_) {
+      emit_dot_group(v, result, accumulate);
+      return;
+    }
     const Value& a = v->operands[0];
     const Value& b = v->operands[1];
     DType dt = v->type.dtype;
@@ -767,8 +1201,38 @@ class Emitter : public EmitContext {
     emit_dot_kernel(*this, d);
   }
 
+  // The start of a reduction's fold over elements of `in`.
+  static std::string reduce_init(ReduceFn fn, DType in) {
+    bool f = dtype_is_float(in);
+    std::string xt = compute_type(in);
+    if (!f && xt == "int" && in == DType::boolean)
+      return fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
+    switch (fn) {
+      case ReduceFn::Sum:
+        return "0";
+      case ReduceFn::Max:
+      case ReduceFn::ArgMax:
+        return f ? "-INFINITY" : limit_macro(xt, false);
+      case ReduceFn::Min:
+      case ReduceFn::ArgMin:
+        return f ? "INFINITY" : limit_macro(xt, true);
+    }
+    return "0";
+  }
+
+  // One step of a sum, max or min fold, as C.
+  static std::string combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value) {
+    if (fn == ReduceFn::Sum) return "(" + acc + " + " + value + ")";
+    bool max = fn == ReduceFn::Max;
+    return std::string(f ? (max ? "fmax(" : "fmin(") : (max ? "max(" : "min(")) + acc + ", " + value + ")";
+  }
+
   void emit_reduce(const Value& v) {
     distributable_ = false;
+    if (group_ && !serial_) {
+      emit_reduce_group(v);
+      return;
+    }
     auto fn = static_cast<ReduceFn>(v->op);
     const Value& x = v->operands[0];
     DType in = x->type.dtype;
@@ -776,22 +1240,7 @@ class Emitter : public EmitContext {
     bool f = dtype_is_float(in);
     std::string name = fresh("nt_red");
     bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
-    std::string init;
-    switch (fn) {
-      case ReduceFn::Sum:
-        init = "0";
-        break;
-      case ReduceFn::Max:
-      case ReduceFn::ArgMax:
-        init = f ? "-INFINITY" : limit_macro(xt, false);
-        break;
-      case ReduceFn::Min:
-      case ReduceFn::ArgMin:
-        init = f ? "INFINITY" : limit_macro(xt, true);
-        break;
-    }
-    if (!f && xt == "int" && in == DType::boolean)
-      init = fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
+    std::string init = reduce_init(fn, in);
     // Shapes: the reduced axes and the kept ones.
     const std::vector<Expr>& shape = x->type.shape;
     std::vector<Expr> kept, reduced;
@@ -809,13 +1258,9 @@ class Emitter : public EmitContext {
                        const std::string& flat) {
       switch (fn) {
         case ReduceFn::Sum:
-          line_(acc + " += " + value + ";");
-          break;
         case ReduceFn::Max:
-          line_(acc + " = " + (f ? "fmax(" : "max(") + acc + ", " + value + ");");
-          break;
         case ReduceFn::Min:
-          line_(acc + " = " + (f ? "fmin(" : "min(") + acc + ", " + value + ");");
+          line_(acc + " = " + combine_c(fn, f, acc, value) + ";");
           break;
         case ReduceFn::ArgMax:
         case ReduceFn::ArgMin: {
@@ -921,23 +1366,26 @@ class Emitter : public EmitContext {
   }
 
   // A named private value (a Let or a local) of `type` set to `value`.
-  void declare(const std::string& name, const Type& type, const Value& value, bool mutable_) {
+  // `key`: what the value goes by (value_key()) if it may stay with the work-items computing it.
+  void declare(const std::string& name, const Type& type, const Value& value, bool mutable_,
+               const std::string& key = "") {
     materialize_parts(value);
     std::string ct = compute_type(type.dtype);
     if (type.is_scalar()) {
       line_(ct + " " + name + " = " + elem(value, {}) + ";");
       return;
     }
-    line_(ct + " " + name + "[" +
-          array_size(type.shape, mutable_ ? "a loop-carried local" : "a value used twice", type.dtype) +
-          "];");
+    new_array(name, type.shape, type.dtype, mutable_ ? "a loop-carried local" : "a value used twice", key);
     write_array(name, type, value);
   }
 
   void write_array(const std::string& name, const Type& type, const Value& value) {
+    bool shared = group_ && !is_distributed(name);
+    if (shared) barrier();
     nest(type.shape, {value}, nullptr, [&](const std::vector<Expr>& i) {
-      line_(name + "[" + c(flat_index(type.shape, i)) + "] = " + elem(value, i) + ";");
+      line_(element_of(name, type, i) + " = " + elem(value, i) + ";");
     });
+    if (shared) barrier();
   }
 
   // Does `v` read local `id` at other elements than the one being written?
@@ -963,13 +1411,13 @@ class Emitter : public EmitContext {
     switch (s->kind) {
       case StmtKind::Let: {
         std::string name = fresh("nt_let");
-        declare(name, s->value->type, s->value, false);
+        declare(name, s->value->type, s->value, false, let_key(s->id));
         lets_[s->id] = name;
         break;
       }
       case StmtKind::DeclareLocal: {
         std::string name = fresh("nt_local");
-        declare(name, k_.local_types[s->id], s->value, true);
+        declare(name, k_.local_types[s->id], s->value, true, local_key(s->id));
         locals_[s->id] = name;
         break;
       }
@@ -993,7 +1441,13 @@ class Emitter : public EmitContext {
       case StmtKind::Print:
       case StmtKind::Assert:
         distributable_ = false;
-        emit_block_op_statement(*this, s);
+        if (group_) {
+          // Reductions and dots of its operands need the whole work-group.
+          if (s->value) materialize_parts(s->value);
+          for (const Value& v : s->indices) materialize_parts(v);
+        }
+        on_first_work_item([&] { emit_block_op_statement(*this, s); });
+        if (s->kind == StmtKind::Atomic) after_store(s->param);
         break;
       case StmtKind::If: {
         materialize_parts(s->value);
@@ -1043,9 +1497,17 @@ class Emitter : public EmitContext {
       } else if (reads_local_elsewhere(v, s->id)) {
         std::string tmp = fresh("nt_tmp");
         declare(tmp, type, v, false);
-        open("for (long i = 0; i < " + array_size(type.shape, "a local") + "; ++i)");
-        line_(name + "[i] = " + tmp + "[i];");
-        close();
+        if (group_) {  // shared: the local is read elsewhere
+          barrier();
+          loops(type.shape, [&](const std::vector<Expr>& i) {
+            line_(element_of(name, type, i) + " = " + element_of(tmp, type, i) + ";");
+          });
+          barrier();
+        } else {
+          open("for (long i = 0; i < " + array_size(type.shape, "a local") + "; ++i)");
+          line_(name + "[i] = " + tmp + "[i];");
+          close();
+        }
       } else {
         write_array(name, type, v);
       }
@@ -1090,6 +1552,7 @@ class Emitter : public EmitContext {
       keep_alive_.push_back(target);
     });
     close();
+    after_store(s->param);
   }
 
   // p[positions] = value: each element of `value` to the block element at its positions.
@@ -1130,6 +1593,7 @@ class Emitter : public EmitContext {
       keep_alive_.push_back(target);
     });
     close();
+    after_store(s->param);
   }
 
   void emit_store_pointer(const Stmt& s) {
@@ -1155,6 +1619,7 @@ class Emitter : public EmitContext {
           /*hint=*/false);
     });
     close();
+    after_store(s->param);
   }
 
   void emit_for(const Stmt& s) {
@@ -1200,8 +1665,9 @@ class Emitter : public EmitContext {
   }
   void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
                      const std::string& what) override {
-    line_(compute_type(dtype) + " " + name + "[" + array_size(shape, what, dtype) + "];");
+    new_array(name, shape, dtype, what);
   }
+  void declare_scalar(const std::string& name, DType dtype) override { new_scalar(name, dtype); }
   std::string count_c(const std::vector<Expr>& shape) override { return array_size(shape, "a block"); }
   std::string flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) override {
     return c(flat_index(shape, index));
@@ -1260,6 +1726,19 @@ class Emitter : public EmitContext {
   std::map<int, std::string> lets_, locals_;
   std::map<std::string, std::string> loop_vars_;
   std::vector<Value> keep_alive_;  // nodes whose addresses key the maps above
+  // Mode::WorkGroup (see "the work-group layout" above).
+  const bool group_ = false;
+  bool serial_ = false;  // emitting for work-item 0 alone
+  std::optional<Aligned> aligned_;  // the innermost tile nest being emitted
+  std::set<std::string> must_share_, misaligned_;
+  std::map<std::string, std::string> distributed_;         // array name -> value key
+  std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
+  std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
+  std::string layout_macros_;
+  std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
+  Expr local_bytes_ = Expr(0);
+  std::set<int> reread_params_;
+  std::string kernel_text_;
 };
 
 }  // namespace
@@ -1269,10 +1748,34 @@ std::string unit_stride_macro(const std::string& stride_symbol) { return "NT_UNI
 std::string constexpr_param_macro(int param) { return "NT_CONSTEXPR_" + std::to_string(param); }
 
 KernelSource generate_opencl(const Kernel& kernel) {
-  Emitter distributed(kernel, /*distribute=*/true);
-  KernelSource out = distributed.run();
-  if (distributed.distributable()) return out;
-  return Emitter(kernel, /*distribute=*/false).run();
+  Emitter elementwise(kernel, Mode::Elementwise);
+  KernelSource out = elementwise.run();
+  if (elementwise.distributable()) return out;  // one source for both layouts
+  Emitter item(kernel, Mode::WorkItem);
+  out = item.run();
+  // The work-group source, emitted again with what turned out to be read elsewhere shared,
+  // until nothing is (each round shares at least one more value).
+  std::set<std::string> shared;
+  for (;;) {
+    Emitter group(kernel, Mode::WorkGroup, shared);
+    KernelSource g;
+    try {
+      g = group.run();
+    } catch (const std::exception&) {
+      return out;  // a program on one work-item only
+    }
+    size_t before = shared.size();
+    shared.insert(group.misaligned().begin(), group.misaligned().end());
+    if (group.misaligned().empty()) {
+      out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n#if NT_WORK_ITEMS > 1\n" +
+                   group.kernel_text() + "#else\n" + item.kernel_text() + "#endif\n";
+      out.symbols.insert(g.symbols.begin(), g.symbols.end());
+      out.local_bytes = g.local_bytes;
+      out.work_group_capable = true;
+      return out;
+    }
+    if (shared.size() == before) return out;
+  }
 }
 
 }  // namespace nt::codegen

@@ -44,6 +44,8 @@ struct KernelSource {
   // The source runs a program on a work-group of NT_WORK_ITEMS work-items when built with
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
+  // The local memory a program on a work-group needs (an upper bound), over those symbols.
+  Expr local_bytes = Expr(0);
 };
 
 // The macro that, defined to 1 at build, makes a stride symbol the constant 1.

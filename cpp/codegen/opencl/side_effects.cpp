@@ -135,7 +135,7 @@ void emit_atomic(EmitContext& ctx, const Stmt& s) {
   std::string name = ctx.fresh_name("nt_old");
   bool keep = ctx.let_used(s->id);  // the old values, where the kernel reads them
   if (keep && type.is_scalar())
-    ctx.emit_line(ct + " " + name + ";");
+    ctx.declare_scalar(name, p.dtype);
   else if (keep)
     ctx.declare_array(name, type.shape, p.dtype, "the old values of an atomic");
   for (const Value& v : s->indices) ctx.materialize(v);
