@@ -4,11 +4,12 @@
 // layouts. Work-item: one program per work-item over a 1-D grid: work-item
 // `g` runs the program whose index in the outermost shape (s0, ..., sn-1) has
 // the digits `nt_pid_0 .. nt_pid_{n-1}` (row-major, the last digit fastest),
-// and it walks every element of its blocks itself in loop nests. Work-group
-// (for kernels whose every element is computed by one work-item with nothing
-// shared: KernelSource::work_group_capable): one program per work-group of
-// NT_WORK_ITEMS work-items, each taking every NT_WORK_ITEMS-th element of the
-// innermost dimension of every nest (work_group_macros()).
+// and it walks every element of its blocks itself in loop nests. Work-group:
+// one program per work-group of NT_WORK_ITEMS work-items (work_group_macros()).
+// An element-wise kernel's nests give each work-item every NT_WORK_ITEMS-th
+// element of their innermost dimension; any other kernel's nests walk the tile
+// layout of their block shape (tile_layout()), and what work-items share goes
+// through local memory (codegen/opencl/kernel_source.h).
 //
 // The grid is the outermost shape of the kernel's first tiled parameter
 // (ir::grid_shape). A parameter whose outermost level has the grid's rank

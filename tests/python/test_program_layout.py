@@ -1,10 +1,11 @@
 """The work-group program layout (lower/program_layout.h): a program on a work-group of work-items.
 
-Element-wise kernels can run each program on a work-group (every element computed and stored by
-one work-item, nothing shared); kernels with reductions, dots or blocks held in memory run one
-program per work-item. NINETOOTHED_PROGRAM_LAYOUT chooses for every device (GPUs default to the
-work-group layout, CPUs to the work-item one). CI runs the kernel tests a second time with the
-work-group layout forced; these tests check the choice itself.
+Element-wise kernels have one body that runs a program on a work-item or a work-group; kernels with
+reductions, dots or blocks held in memory have a second body for work-groups (tile layouts, values
+shared through local memory). NINETOOTHED_PROGRAM_LAYOUT chooses for every device (GPUs default to
+the work-group layout, CPUs to the work-item one). CI runs the kernel tests a second time with the
+work-group layout forced; these tests check the choice itself, and layout_scripts/ runs kernels of
+every kind in both layouts.
 """
 
 import os
@@ -53,11 +54,12 @@ def test_element_wise_kernels_can_run_a_program_on_a_work_group():
     assert "NT_LANE" in scale_shift.source
 
 
-def test_kernels_that_hold_or_reduce_blocks_run_a_program_on_a_work_item():
+def test_kernels_that_hold_or_reduce_blocks_have_a_work_group_body():
     x = torch.randn(5, 64)
     softmax_kernel(x, torch.empty_like(x), BLOCK_SIZE=64)
-    assert "NT_LANE" not in softmax_kernel.source
-    assert "get_global_id(0)" in softmax_kernel.source
+    work_group, work_item = softmax_kernel.source.split("#if NT_WORK_ITEMS > 1", 1)[1].split("#else", 1)
+    assert "__local" in work_group and "NT_BARRIER();" in work_group
+    assert "NT_LANE" not in work_item and "get_global_id(0)" in work_item
 
 
 def accumulate_application(x, y):
@@ -67,13 +69,51 @@ def accumulate_application(x, y):
 accumulate = ninetoothed.make(scale_shift_arrangement, accumulate_application, (Tensor(2), Tensor(2)))
 
 
-def test_a_parameter_both_stored_and_loaded_runs_a_program_on_a_work_item():
-    # What one work-item stored another could load (no barrier orders them).
+def test_a_parameter_both_stored_and_loaded_is_stored_before_a_barrier():
+    # What one work-item stored another could load: a barrier orders them.
     x, y = torch.randn(37, 300), torch.randn(37, 300)
     expected = y + x
     accumulate(x, y, BLOCK_M=16, BLOCK_N=128)
     assert torch.equal(y, expected)
-    assert "NT_LANE" not in accumulate.source
+    work_group = accumulate.source.split("#if NT_WORK_ITEMS > 1", 1)[1].split("#else", 1)[0]
+    assert "NT_BARRIER();" in work_group
+
+
+# Kernels whose work-items share values, for layout_scripts/work_group_launches.py.
+BLOCK = Symbol("BLOCK", constexpr=True)
+
+
+def square_blocks_arrangement(x, y):
+    return x.tile((BLOCK, BLOCK)), y.tile((BLOCK, BLOCK))
+
+
+def transpose_blocks_application(x, y):
+    t = x * 2 + 1  # read transposed: shared between work-items
+    y = ntl.trans(t) + t * 0  # noqa: F841
+
+
+transpose_blocks = ninetoothed.make(square_blocks_arrangement, transpose_blocks_application, (Tensor(2), Tensor(2)))
+
+
+def transpose_blocks_reference(x, block):
+    n = x.shape[0]
+    padded = -(-n // block) * block
+    p = torch.zeros(padded, padded, dtype=torch.float64)
+    p[:n, :n] = x.double()
+    t = (p * 2 + 1).reshape(padded // block, block, padded // block, block).transpose(1, 3).reshape(padded, padded)
+    return t[:n, :n].float()  # elements read from outside x: its padding (0) doubled plus one
+
+
+def row_statistics_arrangement(x, index, centered):
+    return x.tile((BLOCK_M, BLOCK_N)), index.tile((BLOCK_M,)), centered.tile((BLOCK_M, BLOCK_N))
+
+
+def row_statistics_application(x, index, centered):
+    index = ntl.argmax(x, 1)  # noqa: F841 - ties: the first index
+    centered = ntl.cumsum(x - ntl.max(x, 1)[:, None], 1)  # noqa: F841 - a block operation on work-item 0
+
+
+row_statistics = ninetoothed.make(row_statistics_arrangement, row_statistics_application, (Tensor(2), Tensor(1), Tensor(2)))
 
 
 def run(layout):
@@ -89,7 +129,7 @@ def run(layout):
 def test_the_layout_variable_chooses_and_results_are_exact(layout):
     # Unset: work-groups on GPUs and accelerators, work-items on CPUs.
     device = ninetoothed._core.current_device()
-    group = min(128, device["max_work_group_size"])
+    group = 1 << (min(128, device["max_work_group_size"]).bit_length() - 1)  # a power of two
     work_items = {"work-group": group, "work-item": 1, None: 1 if device["is_cpu"] else group}[layout]
     result = run(layout)
     assert result.returncode == 0, result.stdout + result.stderr

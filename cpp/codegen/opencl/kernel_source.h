@@ -5,7 +5,12 @@
 // the list of its arguments in order, which the launcher fills.
 //
 // The mapping, node by node (see docs/architecture.md):
-// - programs: the ProgramLayout prologue (one program per work-item);
+// - programs: the ProgramLayout prologue; an element-wise kernel's one body
+//   runs a program on one work-item or, built with -DNT_WORK_ITEMS=<n>, on a
+//   work-group; any other kernel has two bodies, `#if NT_WORK_ITEMS > 1` the
+//   work-group one (tile layouts; values shared between work-items in local
+//   memory behind barriers; reductions and dots over the work-group; block
+//   operations on work-item 0), `#else` the work-item one described below;
 // - a statement over a block is one loop nest over the block's shape whose
 //   body is the C expression of the value's element (elementwise trees are
 //   fused); if the loads and the store have conditions that are monotone in

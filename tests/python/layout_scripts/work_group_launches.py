@@ -1,5 +1,7 @@
-"""Run with NINETOOTHED_PROGRAM_LAYOUT set: prints the work-items per program, then checks
-element-wise kernels (odd sizes, partial blocks, float16, strided views) exactly; prints 'ok'."""
+"""Run with NINETOOTHED_PROGRAM_LAYOUT set: prints the work-items per program, then checks kernels
+of every kind (element-wise; reductions, dots, values shared between work-items, block operations,
+a parameter stored and loaded) on odd sizes, partial blocks, float16 and strided views against
+float64 references; prints 'ok'."""
 
 import pathlib
 import sys
@@ -11,8 +13,15 @@ for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
 import torch  # noqa: E402
 
 from ninetoothed import _core  # noqa: E402
-from test_program_layout import scale_shift, scale_shift_reference  # noqa: E402
-from tutorial_kernels import add_kernel  # noqa: E402
+from test_program_layout import (  # noqa: E402
+    accumulate,
+    row_statistics,
+    scale_shift,
+    scale_shift_reference,
+    transpose_blocks,
+    transpose_blocks_reference,
+)
+from tutorial_kernels import add_kernel, matmul_kernel, softmax_kernel  # noqa: E402
 
 
 def main():
@@ -28,6 +37,33 @@ def main():
         y = torch.full((rows, columns), float("nan"))
         scale_shift(x, y, BLOCK_M=16, BLOCK_N=128)
         torch.testing.assert_close(y, scale_shift_reference(x), rtol=3e-7, atol=0)  # exp: within 2 ulp
+    for rows, columns, block in ((1, 1, 1), (37, 300, 512), (5, 1000, 1024)):
+        x = torch.randn(rows, columns)
+        y = torch.full_like(x, float("nan"))
+        softmax_kernel(x, y, BLOCK_SIZE=block)
+        torch.testing.assert_close(y, torch.softmax(x.double(), 1).float(), rtol=1e-5, atol=1e-7)
+    for m, k, n, dtype in ((1, 1, 1, torch.float32), (67, 45, 93, torch.float32), (130, 70, 33, torch.float16)):
+        a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
+        c = torch.full((m, n), float("nan"), dtype=dtype)
+        matmul_kernel(a, b, c)
+        tolerance = 2e-3 if dtype == torch.float16 else 1e-5
+        torch.testing.assert_close(c.double(), (a.double() @ b.double()).to(dtype).double(), rtol=tolerance, atol=tolerance)
+    for n, block in ((1, 1), (37, 16), (64, 32)):
+        x = torch.randn(n, n)
+        y = torch.full_like(x, float("nan"))
+        transpose_blocks(x, y, BLOCK=block)
+        assert torch.equal(y, transpose_blocks_reference(x, block)), (n, block)
+    for rows, columns in ((1, 1), (37, 300), (3, 129)):
+        x = torch.randint(0, 4, (rows, columns)).float()  # ties
+        index = torch.full((rows,), -1, dtype=torch.int64)
+        centered = torch.full_like(x, float("nan"))
+        row_statistics(x, index, centered, BLOCK_M=16, BLOCK_N=1 << (columns - 1).bit_length())
+        assert torch.equal(index, x.argmax(1)), (rows, columns)  # the first of equal maxima
+        torch.testing.assert_close(centered, torch.cumsum(x - x.amax(1, keepdim=True), 1), rtol=0, atol=0)
+    x, y = torch.randn(37, 300), torch.randn(37, 300)
+    expected = y + x
+    accumulate(x, y, BLOCK_M=16, BLOCK_N=128)
+    assert torch.equal(y, expected)
     print("ok")
 
 
