@@ -1743,6 +1743,9 @@ class Emitter : public EmitContext {
 
 }  // namespace
 
+const char* const kWorkGroupBody = "// A program on a work-group of NT_WORK_ITEMS work-items.\n";
+const char* const kWorkItemBody = "// A program on one work-item.\n";
+
 std::string unit_stride_macro(const std::string& stride_symbol) { return "NT_UNIT_" + stride_symbol; }
 
 std::string constexpr_param_macro(int param) { return "NT_CONSTEXPR_" + std::to_string(param); }
@@ -1768,7 +1771,8 @@ KernelSource generate_opencl(const Kernel& kernel) {
     shared.insert(group.misaligned().begin(), group.misaligned().end());
     if (group.misaligned().empty()) {
       out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n#if NT_WORK_ITEMS > 1\n" +
-                   group.kernel_text() + "#else\n" + item.kernel_text() + "#endif\n";
+                   kWorkGroupBody + group.kernel_text() + "#else\n" + kWorkItemBody + item.kernel_text() +
+                   "#endif  // NT_WORK_ITEMS > 1\n";
       out.symbols.insert(g.symbols.begin(), g.symbols.end());
       out.local_bytes = g.local_bytes;
       out.work_group_capable = true;

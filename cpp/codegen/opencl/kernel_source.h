@@ -53,6 +53,10 @@ struct KernelSource {
   Expr local_bytes = Expr(0);
 };
 
+// The comments that open the two bodies of a kernel that has two.
+extern const char* const kWorkGroupBody;
+extern const char* const kWorkItemBody;
+
 // The macro that, defined to 1 at build, makes a stride symbol the constant 1.
 std::string unit_stride_macro(const std::string& stride_symbol);
 // The macro holding a constexpr scalar parameter's value.
