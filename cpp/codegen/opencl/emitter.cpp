@@ -1,0 +1,260 @@
+#include "codegen/opencl/emitter.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+bool is_compile_time(const Expr& e) {
+  for (const Expr& v : collect_vars(e)) {
+    if (!v->attrs.constexpr_ && !v->attrs.meta) return false;
+  }
+  return true;
+}
+
+KernelSource Emitter::run() {
+  KernelSource out;
+  // A prefix of its own keeps the kernel apart from the helpers above;
+  // characters C does not allow in names become '_'.
+  out.name = "nt_kernel_" + k_.name;
+  for (char& ch : out.name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  std::vector<std::string> params;
+  std::vector<std::string> prologue;
+  for (size_t i = 0; i < k_.params.size(); ++i) {
+    const Param& p = k_.params[i];
+    int pi = static_cast<int>(i);
+    if (p.scalar) {
+      if (p.constexpr_) continue;
+      params.push_back(compute_type(p.dtype) + " nt_s" + std::to_string(i));
+      out.args.push_back({KernelArg::Kind::Scalar, pi, -1, ""});
+      continue;
+    }
+    std::string name = "nt_p" + std::to_string(i);
+    params.push_back("__global " + storage_type(p.dtype) + "* " + name + "_data");
+    out.args.push_back({KernelArg::Kind::Buffer, pi, -1, ""});
+    params.push_back("long " + name + "_offset");
+    out.args.push_back({KernelArg::Kind::Offset, pi, -1, ""});
+    params.push_back("long " + name + "_extent");
+    out.args.push_back({KernelArg::Kind::Extent, pi, -1, ""});
+    prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " + name +
+                       "_offset;");
+    const Tensor& src = p.arranged->source_ref();
+    for (size_t d = 0; d < src.ndim(); ++d) {
+      const Expr& size = src.shape()[d];
+      if (size.is_var() && !size->attrs.constexpr_ && !size->attrs.meta && !declared_.count(size->name)) {
+        declared_.insert(size->name);
+        params.push_back("long " + size->name);
+        out.args.push_back({KernelArg::Kind::Size, pi, static_cast<int>(d), size->name});
+      }
+      std::string stride = src.stride_symbol(d)->name;
+      if (declared_.count(stride)) continue;
+      declared_.insert(stride);
+      params.push_back("long " + stride + "_arg");
+      out.args.push_back({KernelArg::Kind::Stride, pi, static_cast<int>(d), stride});
+      std::string macro = unit_stride_macro(stride);
+      prologue.push_back("const long " + stride + " = " + macro + " ? 1 : " + stride + "_arg;");
+      unit_macros_.push_back(macro);
+    }
+  }
+  std::vector<std::string> printed;
+  for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
+  for (const std::string& line : layout_.prologue(printed, distribute_ || group_)) line_(line);
+  for (const std::string& line : prologue) line_(line);
+  for (const auto& [a, b] : k_.assumed_equal) {
+    if (!is_compile_time(a) || !is_compile_time(b)) {
+      throw ValueError(
+          "the sizes " + to_python(a) + " and " + to_python(b) +
+          " must be equal, which can only be checked when both are constexpr; make them constexpr "
+          "(e.g. shape_options={\"constexpr\": True})");
+    }
+    body_ << "#if (" << c(a) << ") != (" << c(b) << ")\n#error \"" << to_python(a) << " and " << to_python(b)
+          << " must be equal\"\n#endif\n";
+  }
+  emit_list(k_.body);
+
+  std::ostringstream src;
+  if (distribute_ || group_) src << lower::ProgramLayout::work_group_macros();
+  if (group_) src << lower::ProgramLayout::tile_macros() << layout_macros_;
+  for (const std::string& m : unit_macros_) {
+    src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
+  }
+  // Clang (PoCL) may use 512-bit vectors in this kernel: see vector_hint().
+  // A loop the vectoriser cannot widen as hinted stays as it was, without a warning.
+  src << "\n#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n"
+      << "__attribute__((min_vector_width(512)))\n#endif\n";
+  src << "__kernel void " << out.name << "(";
+  for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
+  src << ") {\n";
+  for (const std::string& line : local_decls_) src << "  " << line << "\n";
+  src << body_.str() << "}\n";
+  kernel_text_ = src.str();
+  out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n" + kernel_text_;
+  out.symbols = symbols_;
+  out.private_bytes = simplify(private_bytes_);
+  out.local_bytes = simplify(local_bytes_);
+  // A parameter both stored and loaded could be read by one work-item where another wrote it
+  // (a transposed or shifted read, say): with no barrier between them, not distributable.
+  for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
+  out.work_group_capable = distribute_ && distributable_;
+  return out;
+}
+
+bool Emitter::distributable() const { return distributable_; }
+
+const std::string& Emitter::kernel_text() const { return kernel_text_; }
+
+const std::set<std::string>& Emitter::misaligned() const { return misaligned_; }
+
+void Emitter::line_(const std::string& s) { body_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+void Emitter::open(const std::string& s) {
+  line_(s + " {");
+  ++indent_;
+}
+
+void Emitter::close(const std::string& s) {
+  --indent_;
+  line_(s);
+}
+
+std::string Emitter::fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+
+std::string Emitter::c(const Expr& e) {
+  for (const Expr& v : collect_vars(e)) {
+    if (v->attrs.constexpr_ || v->attrs.meta) symbols_.emplace(v->name, v->attrs);
+  }
+  return c_expr(e, env_);
+}
+
+std::string Emitter::array_size(const std::vector<Expr>& shape, const std::string& what,
+                                std::optional<DType> dtype) {
+  distributable_ = false;
+  Expr n = Expr(1);
+  for (const Expr& s : shape) {
+    if (!is_compile_time(s)) {
+      throw ValueError(what + " has the block shape " + shape_string(shape) +
+                       ", which depends on sizes known only at launch; block shapes that must be "
+                       "held in memory must be made of constexpr or meta symbols");
+    }
+    n = mul(n, s);
+  }
+  if (dtype) {
+    int bytes = compute_type(*dtype) == "double" || compute_type(*dtype) == "long" ? 8 : 4;
+    private_bytes_ = add(private_bytes_, mul(n, bytes));
+  }
+  return c(simplify(n, env_));
+}
+
+Expr Emitter::flat_index(const std::vector<Expr>& shape, const std::vector<Expr>& index) {
+  Expr flat = Expr(0);
+  for (size_t d = 0; d < shape.size(); ++d) flat = add(mul(flat, shape[d]), index[d]);
+  return simplify(flat, env_);
+}
+
+std::string Emitter::element_of(const std::string& name, const Type& type, const std::vector<Expr>& index) {
+  if (type.is_scalar()) return name;
+  if (auto d = distributed_.find(name); d != distributed_.end()) {
+    // A work-item holds its own elements only: read where the nest of its tile layout is.
+    if (aligned_ && aligned_->shape == shape_key(type.shape) && same_index(aligned_->index, index))
+      return name + "[" + aligned_->slot + "]";
+    misaligned_.insert(d->second);
+    return name + "[0]";
+  }
+  return name + "[" + c(flat_index(type.shape, index)) + "]";
+}
+
+void Emitter::emit_line(const std::string& s) { line_(s); }
+
+void Emitter::emit_open(const std::string& s) { open(s); }
+
+void Emitter::emit_close() { close(); }
+
+std::string Emitter::fresh_name(const std::string& prefix) { return fresh(prefix); }
+
+std::string Emitter::index_c(const Expr& e) { return c(simplify(e, env_)); }
+
+std::string Emitter::element(const Value& v, const std::vector<Expr>& index) { return elem(v, index); }
+
+void Emitter::each_index(const std::vector<Expr>& shape,
+                         const std::function<void(const std::vector<Expr>&)>& body) {
+  loops(shape, body);
+}
+
+std::string Emitter::array_of(const Value& v, DType dtype, const std::string& what) {
+  return as_array(v, dtype, what);
+}
+
+void Emitter::declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                            const std::string& what) {
+  new_array(name, shape, dtype, what);
+}
+
+void Emitter::declare_scalar(const std::string& name, DType dtype) { new_scalar(name, dtype); }
+
+std::string Emitter::count_c(const std::vector<Expr>& shape) { return array_size(shape, "a block"); }
+
+std::string Emitter::flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) {
+  return c(flat_index(shape, index));
+}
+
+void Emitter::materialize(const Value& v) { materialize_parts(v); }
+
+std::string Emitter::materialized_name(const Value& v) {
+  auto it = materialized_.find(v.get());
+  return it == materialized_.end() ? "" : it->second;
+}
+
+void Emitter::set_materialized(const Value& v, const std::string& name) {
+  materialized_[v.get()] = name;
+  keep_alive_.push_back(v);
+}
+
+void Emitter::set_combine_args(const std::vector<std::string>& names) { combine_args_ = names; }
+
+std::string Emitter::combine_arg(int index) { return combine_args_.at(index); }
+
+void Emitter::bind_let(int id, const std::string& name) { lets_[id] = name; }
+
+bool Emitter::let_used(int id) {
+  if (!let_uses_) {
+    struct Uses : IRVisitor {
+      using IRVisitor::visit;
+      void visit(const Value& v) override {
+        if (v->kind == ValueKind::LetRef) ids.insert(v->id);
+        IRVisitor::visit(v);
+      }
+      std::set<int> ids;
+    } uses;
+    uses.visit(k_.body);
+    let_uses_ = uses.ids;
+  }
+  return let_uses_->count(id) > 0;
+}
+
+const Param& Emitter::param(int index) { return k_.params.at(index); }
+
+int Emitter::program_dims() { return static_cast<int>(layout_.outermost_shape().size()); }
+
+}  // namespace nt::codegen

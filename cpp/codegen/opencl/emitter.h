@@ -1,0 +1,315 @@
+// The kernel emitter behind generate_opencl (kernel_source.h): one pass over a
+// lowered kernel's statements that writes one __kernel body, in one of three
+// modes (Mode below; lower/program_layout.h says what they mean).
+//
+// In: a lowered Kernel. Out: KernelSource (run()) and, for the work-group
+// mode, which held values turned out to be read elsewhere (misaligned()).
+// Its parts, one file each:
+//   emitter.cpp              the kernel's parameters and prologue, output, arrays,
+//                            the context the block operations use (emit_context.h)
+//   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
+//   emitter_values.cpp       tensor accesses and the C of a value's element
+//   emitter_materialize.cpp  reductions, dots and operands held in memory
+//   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
+//   emitter_work_group.cpp   tile layouts, shared values, work-group reductions and dots
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/emit_context.h"
+#include "codegen/opencl/kernel_source.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/simplify.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+// The emitter's files only include this header: the IR's names are theirs.
+using namespace nt::ir;
+
+// Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
+bool is_compile_time(const Expr& e);
+
+// How the emitted source runs a program (lower/program_layout.h).
+enum class Mode {
+  WorkItem,     // on one work-item
+  Elementwise,  // on NT_WORK_ITEMS work-items, each taking every NT_WORK_ITEMS-th element of the
+                // innermost dimension of every nest; or on one (distributable() says which)
+  WorkGroup,    // on NT_WORK_ITEMS > 1 work-items in tile layouts, sharing through local memory
+};
+
+class Emitter : public EmitContext {
+ public:
+  // `shared` (Mode::WorkGroup): the values (let_key(), local_key(), node_key()) to hold in local memory
+  // though read only where they are computed; see misaligned().
+  Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared = {})
+      : k_(kernel),
+        layout_(ir::grid_shape(kernel)),
+        distribute_(mode == Mode::Elementwise),
+        group_(mode == Mode::WorkGroup),
+        must_share_(std::move(shared)) {
+    layout_.add_bounds(env_);
+    for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
+    if (group_) count_accesses();
+  }
+  KernelSource run();
+  // Mode::Elementwise: could every nest of the kernel be spread over a work-group's
+  // work-items with nothing shared between them? Only with no private arrays (blocks held
+  // in memory), reductions, dots, block operations, scatters, pointer stores, atomics,
+  // prints or asserts (those need Mode::WorkGroup's local memory and barriers), and no
+  // parameter stored twice or both stored and loaded (what one work-item wrote another
+  // could read). Parameters that alias at launch (one tensor passed
+  // twice) are not seen: as in upstream, a program's reads of what it wrote are unordered.
+  bool distributable() const;
+  // The source without the preamble of helpers: the macros and the __kernel.
+  const std::string& kernel_text() const;
+  // Mode::WorkGroup: the values held by the work-items that compute them (let_key(), local_key(), node_key())
+  // which the kernel reads elsewhere too (another element, another shape, a reduction, a block operation):
+  // the source is wrong until they are emitted again as shared.
+  const std::set<std::string>& misaligned() const;
+
+ private:
+  // --- output -------------------------------------------------------------
+  void line_(const std::string& s);
+  void open(const std::string& s);
+  void close(const std::string& s = "}");
+  std::string fresh(const std::string& prefix);
+  std::string c(const Expr& e);
+
+  // --- shapes and arrays --------------------------------------------------
+  // The element count of a private array of `shape`, which must be known at
+  // build time; declaring one (`dtype` given) adds to the private bytes.
+  std::string array_size(const std::vector<Expr>& shape, const std::string& what,
+                         std::optional<DType> dtype = std::nullopt);
+  Expr flat_index(const std::vector<Expr>& shape, const std::vector<Expr>& index);
+  std::string element_of(const std::string& name, const Type& type, const std::vector<Expr>& index);
+
+  // --- loop nests ---------------------------------------------------------
+  // Emits loops over `shape`; `body` gets the element index.
+  void loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body,
+             size_t d = 0, std::vector<Expr> index = {}, bool plain = false);
+  // A loop nest over `shape` whose body reads `trees` (and writes through
+  // `target`, if any): a fast path without masks when every block involved
+  // is wholly in bounds.
+  // `hint`: whether the innermost loop may get a vector-width hint (vector_hint()); not for
+  // nests that write through positions or pointers, nor stores of float16/bfloat16.
+  void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
+            const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
+            bool hint = true);
+  // Loads read by a tree where it is emitted (not inside materialised nodes).
+  void for_each_load(const Value& v, const std::function<void(const Value&)>& f);
+
+  // --- the vector width of unmasked inner loops ------------------------------
+  // The coefficient of `v` in `e` when `e` is affine in `v` (else nullopt).
+  static std::optional<Expr> coefficient(const Expr& e, const std::string& v);
+  // Does element `index` of `v` read memory at unit (or zero) steps of the variable `inner`,
+  // with nothing but elementwise operations? Collects the unit-stride macros that must hold
+  // and whether any value is 64-bit.
+  bool unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
+                  std::set<std::string>& macros, bool& wide);
+  // Before the innermost loop of an unmasked nest whose loads and store step through memory
+  // by one element (when the unit-stride macros say so): a hint to vectorise it 512 bits
+  // wide. PoCL's vectoriser prefers 256-bit vectors on AVX-512 CPUs; the kernel's
+  // min_vector_width(512) (see run()) makes the wider ones legal, and on this project's CPUs
+  // they do twice the work per instruction. Loops that do not qualify keep the vectoriser's
+  // own choice.
+  void vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
+                   const std::vector<Expr>& index, const std::string& inner);
+
+  // --- the work-group layout (Mode::WorkGroup) ---------------------------------
+  //
+  // Every nest over a block shape known at build time walks the elements that the tile
+  // layout of that shape (lower::ProgramLayout::tile_layout) gives this work-item. A value
+  // read only at the element where it is computed (a Let, a local, a dot's result) stays
+  // with the work-items that compute it, in private slots ("distributed"); any other held
+  // value (reduction results, dot operands, block operations' arrays, and values read
+  // elsewhere: misaligned()) lives in local memory ("shared"), declared at kernel scope,
+  // with a barrier before and after every nest that writes it. Block operations and
+  // statements with side effects beyond stores run on work-item 0 (serial_).
+  struct Aligned {
+    std::string shape;               // shape_key() of the nest's shape
+    std::vector<std::string> index;  // the nest's index variables
+    std::string slot;                // the work-item's slot of the element, as C
+  };
+  std::string shape_key(const std::vector<Expr>& shape);
+  static bool same_index(const std::vector<std::string>& names, const std::vector<Expr>& index);
+  // The key a held value goes by in must_share_/misaligned_.
+  static std::string let_key(int id);
+  static std::string local_key(int id);
+  static std::string node_key(const Value& v);
+  // The id of the tile layout of `shape` (its macros NT_TX<id>, ...).
+  int tile_layout(const std::vector<Expr>& shape);
+  // The nest over `shape` (sizes known at build time) in its tile layout.
+  void tile_loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body);
+  void barrier();
+  // A held block `name` of `shape`: in Mode::WorkGroup shared (at kernel scope, in local
+  // memory) unless `key` names a value that may stay distributed, else a private array.
+  void new_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                 const std::string& what, const std::string& key = "");
+  // A scalar that work-item 0 may set for all (Mode::WorkGroup: in local memory).
+  void new_scalar(const std::string& name, DType dtype);
+  static int c_size(const std::string& ct);
+  bool is_distributed(const std::string& name) const;
+  // Code that one work-item runs for the work-group (block operations, atomics, prints):
+  // what it writes is shared, seen by all after the barrier.
+  void on_first_work_item(const std::function<void()>& f);
+  // Which parameters the kernel loads, and how often it stores each: a store to one that is
+  // loaded or stored again ends with a barrier, so that no work-item reads an element before
+  // another has written it.
+  void count_accesses();
+  void after_store(int param);
+  // A reduction over a work-group: each work-item folds a strided part of a row into a
+  // partial result, the partials meet in local memory in a tree, and the result goes to a
+  // shared array (a shared scalar for a full reduction).
+  void emit_reduce_group(const Value& v);
+  // The dot in the tile layout of its result: operands in local memory, each work-item's
+  // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k.
+  void emit_dot_group(const Value& v, const std::string& result, bool accumulate);
+  // Is the distributed array `name` in the tile layout of `shape`?
+  bool aligned_layout(const std::string& name, const std::vector<Expr>& shape);
+
+  // --- tensor accesses ----------------------------------------------------
+  Expr index_expr(const Value& v);
+  const lower::TensorAccess& access_of(const Value& load);
+  std::string mask_of(const lower::TensorAccess& a, const std::vector<Expr>& index);
+  // Positions in a block (operands from `first` on, at element `index`) as
+  // variables declared here, in `at`; returns the C test that they lie in the
+  // block and that the element there is inside the tensor.
+  std::string block_positions(const std::vector<Value>& operands, size_t first, const lower::TensorAccess& a,
+                              const std::vector<Expr>& index, std::vector<Expr>& at);
+  std::string load_element(const Param& p, const std::string& ptr, const std::string& offset);
+  std::string store_element(const Param& p, const std::string& ptr, const std::string& offset,
+                            const std::string& value);
+  // An element offset from the tensor's element (0, ..., 0) that lies inside
+  // the memory the tensor spans: raw pointers never reach outside it.
+  std::string in_extent(int param, const std::string& offset);
+  std::string atomic_add_element(const Param& p, const std::string& ptr, const std::string& offset,
+                                 const std::string& value);
+  std::string other_of(const Param& p);
+
+  // --- values -------------------------------------------------------------
+  // The C expression of element `index` of `v`, in v's compute type.
+  std::string elem(const Value& v, const std::vector<Expr>& index);
+  std::string unary_c(UnaryFn fn, const std::string& x, DType dtype);
+  // Integer `/` and `%` that never trap: x86 raises SIGFPE for a division by zero (which a
+  // padding element's divisor, read as 0, may be) and for MIN / -1. A zero divisor gives the
+  // dividend (quotient) or 0 (remainder), undefined as in OpenCL and upstream; MIN / -1 wraps.
+  static std::string integer_division(bool remainder, const std::string& a, const std::string& b,
+                                      DType operand);
+  std::string binary_c(BinaryFn fn, const std::string& a, const std::string& b, DType operand);
+
+  // --- materialisation ----------------------------------------------------
+  // Computes the reductions and dots a tree needs (innermost first) into
+  // private temporaries, so the tree's own nest can read them.
+  void materialize_parts(const Value& v);
+  // A block as a private array (itself if it already is one of `dtype`).
+  std::string as_array(const Value& v, DType dtype, const std::string& what);
+  // The operands packed into private arrays of the result's compute type (each converted
+  // once per block), then the register-blocked micro-kernel (dot_kernel.h).
+  void emit_dot(const Value& v, const std::string& result, bool accumulate);
+  // The start of a reduction's fold over elements of `in`.
+  static std::string reduce_init(ReduceFn fn, DType in);
+  // One step of a sum, max or min fold, as C.
+  static std::string combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value);
+  void emit_reduce(const Value& v);
+  // A named private value (a Let or a local) of `type` set to `value`.
+  // `key`: what the value goes by (let_key(), local_key(), node_key()) if it may stay with the work-items
+  // computing it.
+  void declare(const std::string& name, const Type& type, const Value& value, bool mutable_,
+               const std::string& key = "");
+  void write_array(const std::string& name, const Type& type, const Value& value);
+  // Does `v` read local `id` at other elements than the one being written?
+  bool reads_local_elsewhere(const Value& v, int id, bool remapped = false);
+
+  // --- statements ---------------------------------------------------------
+  void emit_list(const StmtList& stmts);
+  void emit_stmt(const Stmt& s);
+  // Runs `f` with bindings made inside it forgotten afterwards.
+  void scoped(const std::function<void()>& f);
+  void emit_assign(const Stmt& s);
+  void emit_store(const Stmt& s);
+  // p[positions] = value: each element of `value` to the block element at its positions.
+  void emit_scatter(const Stmt& s);
+  void emit_store_pointer(const Stmt& s);
+  void emit_for(const Stmt& s);
+
+  // --- EmitContext: what the block operations' code generators use (block_ops.h) ---
+ public:
+  void emit_line(const std::string& s) override;
+  void emit_open(const std::string& s) override;
+  void emit_close() override;
+  std::string fresh_name(const std::string& prefix) override;
+  std::string index_c(const Expr& e) override;
+  std::string element(const Value& v, const std::vector<Expr>& index) override;
+  void each_index(const std::vector<Expr>& shape,
+                  const std::function<void(const std::vector<Expr>&)>& body) override;
+  std::string array_of(const Value& v, DType dtype, const std::string& what) override;
+  void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                     const std::string& what) override;
+  void declare_scalar(const std::string& name, DType dtype) override;
+  std::string count_c(const std::vector<Expr>& shape) override;
+  std::string flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) override;
+  void materialize(const Value& v) override;
+  std::string materialized_name(const Value& v) override;
+  void set_materialized(const Value& v, const std::string& name) override;
+  void set_combine_args(const std::vector<std::string>& names) override;
+  std::string combine_arg(int index) override;
+  void bind_let(int id, const std::string& name) override;
+  bool let_used(int id) override;
+  const Param& param(int index) override;
+  int program_dims() override;
+
+ private:
+  std::vector<std::string> combine_args_;
+  std::optional<std::set<int>> let_uses_;
+  const Kernel& k_;
+  lower::ProgramLayout layout_;
+  BoundsEnv env_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int counter_ = 0;
+  bool fast_ = false;
+  const bool distribute_;
+  bool distributable_ = true;
+  std::set<int> stored_params_, loaded_params_;
+  const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
+  const lower::TensorAccess* vector_target_ = nullptr;
+  std::set<std::string> declared_;
+  std::map<std::string, SymbolAttrs> symbols_;
+  Expr private_bytes_ = Expr(0);
+  std::vector<std::string> unit_macros_;
+  std::map<const ValueNode*, std::string> materialized_;
+  std::map<const ValueNode*, lower::TensorAccess> accesses_;
+  std::map<int, std::string> lets_, locals_;
+  std::map<std::string, std::string> loop_vars_;
+  std::vector<Value> keep_alive_;  // nodes whose addresses key the maps above
+  // Mode::WorkGroup (see "the work-group layout" above).
+  const bool group_ = false;
+  bool serial_ = false;                                    // emitting for work-item 0 alone
+  std::optional<Aligned> aligned_;                         // the innermost tile nest being emitted
+  std::set<std::string> must_share_, misaligned_;          // value keys
+  std::map<std::string, std::string> distributed_;         // array name -> value key
+  std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
+  std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
+  std::string layout_macros_;
+  std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
+  Expr local_bytes_ = Expr(0);
+  std::set<int> reread_params_;  // stored and then loaded or stored again: after_store()
+  std::string kernel_text_;
+};
+
+}  // namespace nt::codegen

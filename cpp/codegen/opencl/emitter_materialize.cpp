@@ -1,0 +1,281 @@
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/emitter.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+void Emitter::materialize_parts(const Value& v) {
+  if (materialized_.count(v.get())) return;
+  for (const Value& o : v->operands) materialize_parts(o);
+  if (v->kind == ValueKind::LoadAt) access_of(v);  // its level indices, declared outside the nests
+  if (v->kind == ValueKind::Reduce) emit_reduce(v);
+  if (is_materialized_block_op(v->kind)) {
+    distributable_ = false;
+    on_first_work_item([&] { materialize_block_op(*this, v); });
+  }
+  if (v->kind == ValueKind::Dot) {
+    std::string name = fresh("nt_dot");
+    new_array(name, v->type.shape, v->type.dtype, "a dot result", node_key(v));
+    emit_dot(v, name, /*accumulate=*/false);
+    materialized_[v.get()] = name;
+  }
+}
+
+std::string Emitter::as_array(const Value& v, DType dtype, const std::string& what) {
+  std::string found;
+  auto m = materialized_.find(v.get());
+  if (m != materialized_.end() && v->type.dtype == dtype) found = m->second;
+  if (v->kind == ValueKind::LetRef && compute_type(v->type.dtype) == compute_type(dtype))
+    found = lets_.at(v->id);
+  if (v->kind == ValueKind::LocalRef && compute_type(v->type.dtype) == compute_type(dtype))
+    found = locals_.at(v->id);
+  if (!found.empty()) {
+    auto d = distributed_.find(found);
+    if (d == distributed_.end()) return found;
+    misaligned_.insert(d->second);  // read whole, not where it is held
+  }
+  std::string name = fresh("nt_op");
+  new_array(name, v->type.shape, dtype, what);
+  barrier();
+  nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
+    line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) +
+          ");");
+  });
+  barrier();
+  return name;
+}
+
+void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulate) {
+  if (group_ && !serial_) {
+    emit_dot_group(v, result, accumulate);
+    return;
+  }
+  const Value& a = v->operands[0];
+  const Value& b = v->operands[1];
+  DType dt = v->type.dtype;
+  DotArrays d;
+  d.a = as_array(a, dt, "a dot operand");
+  d.b = as_array(b, dt, "a dot operand");
+  d.result = result;
+  d.M = c(simplify(a->type.shape[0], env_));
+  d.K = c(simplify(a->type.shape[1], env_));
+  d.N = c(simplify(b->type.shape[1], env_));
+  d.type = compute_type(dt);
+  d.accumulate = accumulate;
+  emit_dot_kernel(*this, d);
+}
+
+std::string Emitter::reduce_init(ReduceFn fn, DType in) {
+  bool f = dtype_is_float(in);
+  std::string xt = compute_type(in);
+  if (!f && xt == "int" && in == DType::boolean)
+    return fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
+  switch (fn) {
+    case ReduceFn::Sum:
+      return "0";
+    case ReduceFn::Max:
+    case ReduceFn::ArgMax:
+      return f ? "-INFINITY" : limit_macro(xt, false);
+    case ReduceFn::Min:
+    case ReduceFn::ArgMin:
+      return f ? "INFINITY" : limit_macro(xt, true);
+  }
+  return "0";
+}
+
+std::string Emitter::combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value) {
+  if (fn == ReduceFn::Sum) return "(" + acc + " + " + value + ")";
+  bool max = fn == ReduceFn::Max;
+  return std::string(f ? (max ? "fmax(" : "fmin(") : (max ? "max(" : "min(")) + acc + ", " + value + ")";
+}
+
+void Emitter::emit_reduce(const Value& v) {
+  distributable_ = false;
+  if (group_ && !serial_) {
+    emit_reduce_group(v);
+    return;
+  }
+  auto fn = static_cast<ReduceFn>(v->op);
+  const Value& x = v->operands[0];
+  DType in = x->type.dtype;
+  std::string ct = compute_type(v->type.dtype), xt = compute_type(in);
+  bool f = dtype_is_float(in);
+  std::string name = fresh("nt_red");
+  bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+  std::string init = reduce_init(fn, in);
+  // Shapes: the reduced axes and the kept ones.
+  const std::vector<Expr>& shape = x->type.shape;
+  std::vector<Expr> kept, reduced;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+    (r ? reduced : kept).push_back(shape[d]);
+  }
+  bool scalar = kept.empty() && v->type.is_scalar();
+  if (scalar) {
+    line_(ct + " " + name + ";");
+  } else {
+    line_(ct + " " + name + "[" + array_size(v->type.shape, "a reduction result", v->type.dtype) + "];");
+  }
+  auto combine = [&](const std::string& acc, const std::string& best_index, const std::string& value,
+                     const std::string& flat) {
+    switch (fn) {
+      case ReduceFn::Sum:
+      case ReduceFn::Max:
+      case ReduceFn::Min:
+        line_(acc + " = " + combine_c(fn, f, acc, value) + ";");
+        break;
+      case ReduceFn::ArgMax:
+      case ReduceFn::ArgMin: {
+        line_("const " + xt + " nt_v = " + value + ";");
+        open(std::string("if (nt_v ") + (fn == ReduceFn::ArgMax ? ">" : "<") + " " + acc + ")");
+        line_(acc + " = nt_v;");
+        line_(best_index + " = " + flat + ";");
+        close();
+      }
+    }
+  };
+  // Outer loops over the kept dims, inner loops over the reduced ones.
+  nest(kept, {x}, nullptr, [&](const std::vector<Expr>& outer) {
+    std::string acc = fresh("nt_acc"), best = fresh("nt_best");
+    line_((arg ? xt : ct) + " " + acc + " = " + init + ";");
+    if (arg) line_("int " + best + " = 0;");
+    auto element = [&](const std::vector<Expr>& inner) {
+      std::vector<Expr> full;
+      size_t ko = 0, ri = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+        full.push_back(r ? inner[ri++] : outer[ko++]);
+      }
+      return "(" + (arg ? xt : ct) + ")(" + elem(x, full) + ")";
+    };
+    if (arg || reduced.empty()) {
+      loops(reduced, [&](const std::vector<Expr>& inner) {
+        combine(acc, best, element(inner), c(flat_index(reduced, inner)));
+      });
+    } else {
+      // Independent partial results over lanes of the last reduced dim:
+      // no chain of dependent operations, and a vectorisable inner loop.
+      int lanes = ct == "double" || ct == "long" || ct == "ulong" ? 8 : 16;
+      std::string parts = fresh("nt_parts"), lane_count = std::to_string(lanes);
+      line_(ct + " " + parts + "[" + lane_count + "];");
+      line_("for (int l = 0; l < " + lane_count + "; ++l) " + parts + "[l] = " + init + ";");
+      std::vector<Expr> head(reduced.begin(), reduced.end() - 1);
+      const Expr& last = reduced.back();
+      loops(head, [&](const std::vector<Expr>& inner_head) {
+        std::string size = c(simplify(last, env_));
+        std::string block = fresh("eo"), lane = fresh("l"), rest = fresh("e");
+        SymbolAttrs attrs;
+        attrs.lower_bound = 0;
+        env_.set(block, 0, std::nullopt);
+        env_.set_symbolic(block, Expr(0), sub(last, 1));
+        env_.set(lane, 0, lanes - 1);
+        env_.set_symbolic(lane, Expr(0), sub(last, 1));
+        env_.set(rest, 0, std::nullopt);
+        env_.set_symbolic(rest, Expr(0), sub(last, 1));
+        open("for (long " + block + " = 0; " + block + " + " + lane_count + " <= " + size + "; " + block +
+             " += " + lane_count + ")");
+        // The lanes' elements first, in a loop the vectoriser handles whatever the element's
+        // expression is; then the combine into the partial results, unrolled by the front end,
+        // so the partial results stay in registers across the block loop (combined inside the
+        // lane loop, they lived in a stack array, stored and reloaded every 16 elements).
+        std::string values = fresh("nt_lanes");
+        line_(ct + " " + values + "[" + lane_count + "];");
+        std::vector<Expr> index = inner_head;
+        index.push_back(add(var(block, attrs), var(lane, attrs)));
+        if (fast_) {
+          std::vector<Expr> full;
+          size_t ko = 0, ri = 0;
+          for (size_t d = 0; d < shape.size(); ++d) {
+            bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+            full.push_back(r ? index[ri++] : outer[ko++]);
+          }
+          vector_hint({x}, nullptr, full, lane);
+        }
+        open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+        line_(values + "[" + lane + "] = " + element(index) + ";");
+        close();
+        line_("#pragma unroll");
+        open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+        combine(parts + "[" + lane + "]", best, values + "[" + lane + "]", "");
+        close();
+        close();
+        open("for (long " + rest + " = " + size + " / " + lane_count + " * " + lane_count + "; " + rest +
+             " < " + size + "; ++" + rest + ")");
+        index = inner_head;
+        index.push_back(var(rest, attrs));
+        combine(parts + "[0]", best, element(index), "");
+        close();
+      });
+      line_("for (int l = 0; l < " + lane_count + "; ++l) {");
+      ++indent_;
+      combine(acc, best, parts + "[l]", "");
+      close();
+    }
+    std::vector<Expr> out_index = outer;
+    if (v->keep_dims) {
+      out_index.clear();
+      size_t ko2 = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+        out_index.push_back(r ? Expr(0) : outer[ko2++]);
+      }
+    }
+    std::string result = arg ? best : acc;
+    line_((scalar ? name : name + "[" + c(flat_index(v->type.shape, out_index)) + "]") + " = " + result +
+          ";");
+  });
+  materialized_[v.get()] = name;
+}
+
+void Emitter::declare(const std::string& name, const Type& type, const Value& value, bool mutable_,
+                      const std::string& key) {
+  materialize_parts(value);
+  std::string ct = compute_type(type.dtype);
+  if (type.is_scalar()) {
+    line_(ct + " " + name + " = " + elem(value, {}) + ";");
+    return;
+  }
+  new_array(name, type.shape, type.dtype, mutable_ ? "a loop-carried local" : "a value used twice", key);
+  write_array(name, type, value);
+}
+
+void Emitter::write_array(const std::string& name, const Type& type, const Value& value) {
+  bool shared = group_ && !is_distributed(name);
+  if (shared) barrier();
+  nest(type.shape, {value}, nullptr,
+       [&](const std::vector<Expr>& i) { line_(element_of(name, type, i) + " = " + elem(value, i) + ";"); });
+  if (shared) barrier();
+}
+
+bool Emitter::reads_local_elsewhere(const Value& v, int id, bool remapped) {
+  if (materialized_.count(v.get())) return false;
+  if (v->kind == ValueKind::LocalRef) return remapped && v->id == id;
+  bool r = remapped || v->kind == ValueKind::Trans || v->kind == ValueKind::Broadcast ||
+           v->kind == ValueKind::ExpandDims || v->kind == ValueKind::Full || v->kind == ValueKind::Rearrange;
+  for (const Value& o : v->operands) {
+    if (reads_local_elsewhere(o, id, r)) return true;
+  }
+  return false;
+}
+
+}  // namespace nt::codegen

@@ -1,0 +1,237 @@
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/emitter.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body,
+                    size_t d, std::vector<Expr> index, bool plain) {
+  if (d == shape.size()) {
+    body(index);
+    return;
+  }
+  if (group_ && d == 0 && !plain) {
+    bool fixed = true;
+    for (const Expr& s : shape) fixed = fixed && is_compile_time(s);
+    if (fixed && !serial_) {
+      tile_loops(shape, body);
+      return;
+    }
+    // Nothing held by a work-item is at the element of a nest of another layout.
+    auto saved = aligned_;
+    aligned_.reset();
+    loops(shape, body, 0, index, /*plain=*/true);
+    aligned_ = saved;
+    return;
+  }
+  std::string v = fresh("e");
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  env_.set(v, 0, std::nullopt);
+  env_.set_symbolic(v, Expr(0), sub(shape[d], 1));
+  index.push_back(var(v, attrs));
+  std::streampos hint_at = body_.tellp(), loop_at = hint_at;
+  if (d + 1 == shape.size() && vector_trees_) {
+    const std::vector<Value>* trees = vector_trees_;
+    vector_trees_ = nullptr;  // the innermost loop of this nest only
+    vector_hint(*trees, vector_target_, index, v);
+    loop_at = body_.tellp();
+  }
+  std::string extent = c(simplify(shape[d], env_));
+  if ((distribute_ || (group_ && !serial_)) &&
+      d + 1 == shape.size()) {  // this work-item's elements: see run()
+    open("for (long " + v + " = NT_LANE; " + v + " < " + extent + "; " + v + " += NT_WORK_ITEMS)");
+  } else {
+    open("for (long " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")");
+  }
+  std::streampos body_at = body_.tellp();
+  loops(shape, body, d + 1, index, plain);
+  close();
+  if (loop_at != hint_at) {
+    // The body has loops of its own (a reduction's, say): the hint is not for this loop.
+    std::string text = body_.str();
+    if (text.find("for (", static_cast<size_t>(body_at)) != std::string::npos) {
+      text.erase(static_cast<size_t>(hint_at), static_cast<size_t>(loop_at - hint_at));
+      body_.str(text);
+      body_.seekp(0, std::ios_base::end);
+    }
+  }
+}
+
+void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
+                   const lower::TensorAccess* target,
+                   const std::function<void(const std::vector<Expr>&)>& body, bool hint) {
+  std::vector<std::string> tests;
+  std::set<std::string> seen;
+  bool never_fast = false;  // a corner test that is constant false: only the masked path
+  auto add_tests = [&](const lower::TensorAccess& a) {
+    for (const Expr& t : a.block_test) {
+      std::string s = c(t);
+      if (s == "0") never_fast = true;
+      if (s != "1" && seen.insert(s).second) tests.push_back(s);
+    }
+  };
+  for (const Value& t : trees) {
+    for_each_load(t, [&](const Value& load) { add_tests(access_of(load)); });
+  }
+  if (target) add_tests(*target);
+  if (tests.empty() || never_fast) {
+    loops(shape, body);
+    return;
+  }
+  std::string all;
+  for (size_t i = 0; i < tests.size(); ++i) all += (i ? " && " : "") + tests[i];
+  open("if (" + all + ")");
+  fast_ = true;
+  vector_trees_ = hint && !group_ ? &trees : nullptr;
+  vector_target_ = target;
+  loops(shape, body);
+  vector_trees_ = nullptr;
+  vector_target_ = nullptr;
+  fast_ = false;
+  close("} else {");
+  ++indent_;
+  loops(shape, body);
+  close();
+}
+
+void Emitter::for_each_load(const Value& v, const std::function<void(const Value&)>& f) {
+  if (materialized_.count(v.get())) return;
+  if (v->kind == ValueKind::Load) f(v);
+  for (const Value& o : v->operands) for_each_load(o, f);
+}
+
+std::optional<Expr> Emitter::coefficient(const Expr& e, const std::string& v) {
+  bool uses = false;
+  for (const Expr& x : collect_vars(e)) uses = uses || x->name == v;
+  if (!uses) return Expr(0);
+  if (e.is_var()) return Expr(1);
+  if (e->kind != ExprKind::Binary && e->kind != ExprKind::Unary) return std::nullopt;
+  if (e->kind == ExprKind::Unary) {
+    if (e->unary_op != UnaryOp::Neg) return std::nullopt;
+    auto a = coefficient(e->operands[0], v);
+    return a ? std::optional<Expr>(neg(*a)) : std::nullopt;
+  }
+  auto a = coefficient(e->operands[0], v), b = coefficient(e->operands[1], v);
+  if (!a || !b) return std::nullopt;
+  switch (e->binary_op) {
+    case BinaryOp::Add:
+      return add(*a, *b);
+    case BinaryOp::Sub:
+      return sub(*a, *b);
+    case BinaryOp::Mul:
+      if (a->is_int(0)) return mul(e->operands[0], *b);
+      if (b->is_int(0)) return mul(*a, e->operands[1]);
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
+                         std::set<std::string>& macros, bool& wide) {
+  DType dt = v->type.dtype;
+  if (dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) wide = true;
+  if (materialized_.count(v.get())) return true;  // a private array read at the element
+  switch (v->kind) {
+    case ValueKind::Constant:
+    case ValueKind::ScalarParam:
+    case ValueKind::LoopVar:
+    case ValueKind::ProgramId:
+    case ValueKind::Arange:
+    case ValueKind::LetRef:
+    case ValueKind::LocalRef:
+      return true;
+    case ValueKind::Full:
+      return unit_steps(v->operands[0], {}, inner, macros, wide);
+    case ValueKind::Unary:
+    case ValueKind::Binary:
+    case ValueKind::Where:
+    case ValueKind::Cast:
+    case ValueKind::Fma:
+    case ValueKind::Call:
+      for (const Value& o : v->operands) {
+        size_t rank = o->type.shape.size();
+        if (rank != 0 && rank != index.size()) return false;
+        if (!unit_steps(o, rank ? index : std::vector<Expr>{}, inner, macros, wide)) return false;
+      }
+      return true;
+    case ValueKind::ExpandDims: {
+      std::vector<Expr> i = index;
+      i.erase(i.begin() + v->axis);
+      return unit_steps(v->operands[0], i, inner, macros, wide);
+    }
+    case ValueKind::Broadcast: {
+      std::vector<Expr> i = index;
+      for (size_t d = 0; d < i.size(); ++d) {
+        if (v->operands[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) i[d] = Expr(0);
+      }
+      return unit_steps(v->operands[0], i, inner, macros, wide);
+    }
+    case ValueKind::Load: {
+      const lower::TensorAccess& a = access_of(v);
+      if (a.never) return true;
+      // vload_half and bfloat16's shifts at 16 lanes measured 2x slower than PoCL's own choice.
+      DType stored = k_.params[v->param].dtype;
+      if (stored == DType::float16 || stored == DType::bfloat16) return false;
+      auto step = coefficient(simplify(a.offset_at(index), env_), inner);
+      if (!step) return false;
+      Expr s = simplify(*step, env_);
+      if (s.is_int(0) || s.is_int(1)) return true;
+      if (!s.is_var() || !declared_.count(s->name)) return false;
+      std::string macro = unit_stride_macro(s->name);
+      if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return false;
+      macros.insert(macro);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void Emitter::vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
+                          const std::vector<Expr>& index, const std::string& inner) {
+  std::set<std::string> macros;
+  bool wide = false;
+  for (const Value& t : trees) {
+    if (!unit_steps(t, index, inner, macros, wide)) return;
+  }
+  if (target) {
+    auto step = coefficient(simplify(target->offset_at(index), env_), inner);
+    if (!step) return;
+    Expr s = simplify(*step, env_);
+    if (!s.is_int(1)) {
+      if (!s.is_var() || !declared_.count(s->name)) return;
+      std::string macro = unit_stride_macro(s->name);
+      if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return;
+      macros.insert(macro);
+    }
+  }
+  std::string test = "defined(__clang__)";
+  for (const std::string& m : macros) test += " && " + m;
+  line_("#if " + test);
+  line_(std::string("#pragma clang loop vectorize_width(") + (wide ? "8" : "16") + ")");
+  line_("#endif");
+}
+
+}  // namespace nt::codegen

@@ -1,0 +1,315 @@
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/emitter.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+Expr Emitter::index_expr(const Value& v) {
+  if (v->kind == ValueKind::Constant) return v->expr;
+  if (v->kind == ValueKind::LoopVar) return var(loop_vars_.at(v->name));
+  std::string name = fresh("nt_i");
+  line_("const long " + name + " = (long)(" + elem(v, {}) + ");");
+  return var(name);
+}
+
+const lower::TensorAccess& Emitter::access_of(const Value& load) {
+  auto it = accesses_.find(load.get());
+  if (it != accesses_.end()) return it->second;
+  std::vector<Expr> middle;
+  size_t count = load->kind == ValueKind::LoadAt ? static_cast<size_t>(load->axis) : load->operands.size();
+  for (size_t i = 0; i < count; ++i) middle.push_back(index_expr(load->operands[i]));
+  return accesses_.emplace(load.get(), lower::lower_access(k_.params[load->param], layout_, middle, env_))
+      .first->second;
+}
+
+std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Expr>& index) {
+  if (a.never) return "0";
+  std::string m;
+  for (const Expr& cond : a.conditions_at(index, fast_)) {
+    std::string s = c(simplify(cond, env_));
+    if (s == "1") continue;
+    if (s == "0") return "0";
+    m += (m.empty() ? "" : " && ") + s;
+  }
+  return m;
+}
+
+std::string Emitter::block_positions(const std::vector<Value>& operands, size_t first,
+                                     const lower::TensorAccess& a, const std::vector<Expr>& index,
+                                     std::vector<Expr>& at) {
+  std::string mask;
+  for (size_t d = 0; first + d < operands.size(); ++d) {
+    std::string name = fresh("nt_at");
+    line_("const long " + name + " = " + elem(operands[first + d], index) + ";");
+    at.push_back(var(name));
+    mask += std::string(d ? " && " : "") + "(ulong)" + name + " < (ulong)(" +
+            c(simplify(a.block_shape[d], env_)) + ")";
+  }
+  for (const Expr& cond : a.conditions_at(at, /*fast=*/false)) {
+    std::string s = c(simplify(cond, env_));
+    if (s != "1") mask += (mask.empty() ? "" : " && ") + s;
+  }
+  return mask.empty() ? "1" : mask;
+}
+
+std::string Emitter::load_element(const Param& p, const std::string& ptr, const std::string& offset) {
+  switch (p.dtype) {
+    case DType::float16:
+      return "vload_half(" + offset + ", " + ptr + ")";
+    case DType::bfloat16:
+      return "nt_bf16_to_float(" + ptr + "[" + offset + "])";
+    case DType::boolean:
+      return "(int)" + ptr + "[" + offset + "]";
+    default:
+      return ptr + "[" + offset + "]";
+  }
+}
+
+std::string Emitter::store_element(const Param& p, const std::string& ptr, const std::string& offset,
+                                   const std::string& value) {
+  switch (p.dtype) {
+    case DType::float16:
+      return "vstore_half_rte((float)(" + value + "), " + offset + ", " + ptr + ");";
+    case DType::bfloat16:
+      return ptr + "[" + offset + "] = nt_float_to_bf16((float)(" + value + "));";
+    case DType::boolean:
+      return ptr + "[" + offset + "] = (uchar)((" + value + ") != 0);";
+    default:
+      return ptr + "[" + offset + "] = " + value + ";";
+  }
+}
+
+std::string Emitter::in_extent(int param, const std::string& offset) {
+  std::string p = "nt_p" + std::to_string(param);
+  return "((ulong)(" + offset + " + " + p + "_offset) < (ulong)" + p + "_extent)";
+}
+
+std::string Emitter::atomic_add_element(const Param& p, const std::string& ptr, const std::string& offset,
+                                        const std::string& value) {
+  std::string address = "&" + ptr + "[" + offset + "]";
+  switch (p.dtype) {
+    case DType::float32:
+      return "nt_atomic_add_float(" + address + ", " + value + ");";
+    case DType::float64:
+      return "nt_atomic_add_double(" + address + ", " + value + ");";
+    case DType::int64:
+    case DType::uint64:
+      return "atom_add(" + address + ", " + value + ");";
+    default:
+      return "atomic_add(" + address + ", " + value + ");";
+  }
+}
+
+std::string Emitter::other_of(const Param& p) {
+  const auto& other = p.arranged->other();
+  if (!other) return c_literal(Expr(0), p.dtype);
+  return c_literal(*other, p.dtype);
+}
+
+std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
+  auto m = materialized_.find(v.get());
+  if (m != materialized_.end()) return element_of(m->second, v->type, index);
+  const auto& ops = v->operands;
+  std::string ct = compute_type(v->type.dtype);
+  switch (v->kind) {
+    case ValueKind::Constant:
+      if (v->expr->kind == ExprKind::Int || v->expr->kind == ExprKind::Float ||
+          v->expr->kind == ExprKind::Bool) {
+        return c_literal(v->expr, v->type.dtype);
+      }
+      return "(" + c(simplify(v->expr, env_)) + ")";
+    case ValueKind::ScalarParam:
+      return k_.params[v->param].constexpr_ ? "(" + constexpr_param_macro(v->param) + ")"
+                                            : "nt_s" + std::to_string(v->param);
+    case ValueKind::Load: {
+      const Param& p = k_.params[v->param];
+      loaded_params_.insert(v->param);
+      const lower::TensorAccess& a = access_of(v);
+      if (a.never) return other_of(p);
+      std::string ptr = "nt_p" + std::to_string(v->param);
+      std::string offset = c(simplify(a.offset_at(index), env_));
+      std::string value = load_element(p, ptr, offset);
+      std::string mask = mask_of(a, index);
+      if (mask.empty()) return value;
+      return "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
+    }
+    case ValueKind::LoadAt: {
+      const Param& p = k_.params[v->param];
+      loaded_params_.insert(v->param);
+      const lower::TensorAccess& a = access_of(v);
+      if (a.never) return other_of(p);
+      std::vector<Expr> at;
+      std::string mask = block_positions(v->operands, v->axis, a, index, at);
+      return "((" + mask + ") ? " +
+             load_element(p, "nt_p" + std::to_string(v->param), c(simplify(a.offset_at(at), env_))) + " : " +
+             other_of(p) + ")";
+    }
+    case ValueKind::LoopVar:
+      return loop_vars_.at(v->name);
+    case ValueKind::LetRef:
+      return element_of(lets_.at(v->id), v->type, index);
+    case ValueKind::LocalRef:
+      return element_of(locals_.at(v->id), v->type, index);
+    case ValueKind::Arange:
+      return "((int)(" + c(simplify(add(v->expr, index[0]), env_)) + "))";
+    case ValueKind::Full:
+      return elem(ops[0], {});
+    case ValueKind::Unary:
+      return unary_c(static_cast<UnaryFn>(v->op), elem(ops[0], index), v->type.dtype);
+    case ValueKind::Binary:
+      return binary_c(static_cast<BinaryFn>(v->op), elem(ops[0], index), elem(ops[1], index),
+                      ops[0]->type.dtype);
+    case ValueKind::Where:
+      return "((" + elem(ops[0], index) + ") ? " + elem(ops[1], index) + " : " + elem(ops[2], index) + ")";
+    case ValueKind::Cast: {
+      std::string x = elem(ops[0], index);
+      switch (v->type.dtype) {
+        case DType::float16:
+          return "nt_round_half((float)(" + x + "))";
+        case DType::bfloat16:
+          return "nt_round_bf16((float)(" + x + "))";
+        case DType::boolean:
+          return "((" + x + ") != 0)";
+        default:
+          return "((" + ct + ")(" + x + "))";
+      }
+    }
+    case ValueKind::ExpandDims: {
+      std::vector<Expr> inner = index;
+      inner.erase(inner.begin() + v->axis);
+      return elem(ops[0], inner);
+    }
+    case ValueKind::Broadcast: {
+      std::vector<Expr> inner = index;
+      for (size_t d = 0; d < inner.size(); ++d) {
+        if (ops[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) inner[d] = Expr(0);
+      }
+      return elem(ops[0], inner);
+    }
+    case ValueKind::Trans:
+      return elem(ops[0], {index[1], index[0]});
+    case ValueKind::Fma:
+      return "fma(" + elem(ops[0], index) + ", " + elem(ops[1], index) + ", " + elem(ops[2], index) + ")";
+    case ValueKind::Offsets: {
+      const lower::TensorAccess& a = access_of(v);
+      std::vector<Expr> at = index;
+      if (v->op != -1) {  // a 1-D block along block dim `op` (or a constant)
+        at.assign(a.block_shape.size(), Expr(0));
+        if (v->op >= 0) at[v->op] = index[0];
+      }
+      Expr e = v->axis < 0 ? a.offset_at(at) : a.coordinate_at(v->axis, at);
+      return "(" + c(simplify(e, env_)) + ")";
+    }
+    case ValueKind::PointerBase:
+      return "0L";
+    case ValueKind::Random:
+      return std::string(v->op ? "nt_randn(" : "nt_rand(") + elem(ops[0], {}) + ", " + elem(ops[1], index) +
+             ")";
+    case ValueKind::LoadPointer: {
+      const Param& p = k_.params[v->param];
+      std::string ptr = "nt_p" + std::to_string(v->param);
+      std::string offset = "(" + elem(ops[0], index) + ")";
+      return "((" + elem(ops[1], index) + " && " + in_extent(v->param, offset) + ") ? " +
+             load_element(p, ptr, offset) + " : " + elem(ops[2], index) + ")";
+    }
+    case ValueKind::ProgramId:
+      return "nt_pid_" + std::to_string(v->axis);
+    case ValueKind::Call:
+    case ValueKind::Rearrange:
+    case ValueKind::CombineArg:
+    case ValueKind::Extract:
+      return block_op_element(*this, v, index);
+    case ValueKind::Reduce:
+    case ValueKind::Dot:
+    case ValueKind::Combine:
+    case ValueKind::Sort:
+    case ValueKind::Gather:
+    case ValueKind::Histogram:
+      throw std::logic_error("codegen: reduction or dot not materialised");
+  }
+  return "0";
+}
+
+std::string Emitter::unary_c(UnaryFn fn, const std::string& x, DType dtype) {
+  bool f = dtype_is_float(dtype);
+  std::string one = dtype == DType::float64 ? "1.0" : "1.0f";
+  switch (fn) {
+    case UnaryFn::Neg:
+      return "(-" + x + ")";
+    case UnaryFn::Not:
+      return "(!" + x + ")";
+    case UnaryFn::BitNot:
+      return "(~" + x + ")";
+    case UnaryFn::Abs:
+      return f ? "fabs(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+    case UnaryFn::Sigmoid:
+      if (compute_type(dtype) == "float") return "(1.0f / (1.0f + nt_exp_f(-" + x + ")))";
+      return "(" + one + " / (" + one + " + exp(-" + x + ")))";
+    default:
+      break;
+  }
+  if (compute_type(dtype) == "float") {
+    std::string fast = float_unary_c(fn, x);
+    if (!fast.empty()) return fast;
+  }
+  std::string arg = f ? x : "(float)" + x;
+  return std::string(unary_fn_name(fn)) + "(" + arg + ")";
+}
+
+std::string Emitter::integer_division(bool remainder, const std::string& a, const std::string& b,
+                                      DType operand) {
+  std::string t = compute_type(operand);
+  if (!dtype_is_signed(operand)) {
+    return "((" + b + ") == 0 ? " + (remainder ? "(" + t + ")0" : "(" + a + ")") + " : (" + a + ")" +
+           (remainder ? " % " : " / ") + "(" + b + "))";
+  }
+  if (remainder) return "((" + b + ") == 0 || (" + b + ") == -1 ? (" + t + ")0 : (" + a + ") % (" + b + "))";
+  return "((" + b + ") == 0 ? (" + a + ") : (" + b + ") == -1 ? (" + t + ")((u" + t + ")0 - (u" + t + ")(" +
+         a + ")) : (" + a + ") / (" + b + "))";
+}
+
+std::string Emitter::binary_c(BinaryFn fn, const std::string& a, const std::string& b, DType operand) {
+  bool f = dtype_is_float(operand);
+  switch (fn) {
+    case BinaryFn::Div:
+      return f ? "(" + a + " / " + b + ")" : integer_division(false, a, b, operand);
+    case BinaryFn::FloorDiv:
+      return f ? "floor(" + a + " / " + b + ")" : integer_division(false, a, b, operand);
+    case BinaryFn::Mod:
+      return f ? "fmod(" + a + ", " + b + ")" : integer_division(true, a, b, operand);
+    case BinaryFn::Maximum:
+      return std::string(f ? "fmax(" : "max(") + a + ", " + b + ")";
+    case BinaryFn::Minimum:
+      return std::string(f ? "fmin(" : "min(") + a + ", " + b + ")";
+    case BinaryFn::Pow:
+      return "pow(" + a + ", " + b + ")";
+    case BinaryFn::LogicalAnd:
+      return "(" + a + " && " + b + ")";
+    case BinaryFn::LogicalOr:
+      return "(" + a + " || " + b + ")";
+    default:
+      return "(" + a + " " + binary_fn_name(fn) + " " + b + ")";
+  }
+}
+
+}  // namespace nt::codegen

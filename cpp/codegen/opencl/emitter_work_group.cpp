@@ -1,0 +1,380 @@
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/block_ops.h"
+#include "codegen/opencl/c_expr.h"
+#include "codegen/opencl/c_types.h"
+#include "codegen/opencl/dot_kernel.h"
+#include "codegen/opencl/emitter.h"
+#include "codegen/opencl/math_calls.h"
+#include "ir/builder.h"
+#include "ir/mutator.h"
+#include "lower/program_layout.h"
+#include "lower/tensor_access.h"
+#include "support/errors.h"
+#include "symbolic/printer.h"
+#include "symbolic/substitute.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+std::string Emitter::shape_key(const std::vector<Expr>& shape) {
+  std::string key = "[";
+  for (const Expr& s : shape) key += c(simplify(s, env_)) + ",";
+  return key + "]";
+}
+
+bool Emitter::same_index(const std::vector<std::string>& names, const std::vector<Expr>& index) {
+  if (names.size() != index.size()) return false;
+  for (size_t d = 0; d < names.size(); ++d) {
+    if (!index[d].is_var() || index[d]->name != names[d]) return false;
+  }
+  return true;
+}
+
+std::string Emitter::let_key(int id) { return "let" + std::to_string(id); }
+
+std::string Emitter::local_key(int id) { return "local" + std::to_string(id); }
+
+std::string Emitter::node_key(const Value& v) {
+  return "node" + std::to_string(reinterpret_cast<uintptr_t>(v.get()));
+}
+
+int Emitter::tile_layout(const std::vector<Expr>& shape) {
+  std::string key = shape_key(shape);
+  auto it = layouts_.find(key);
+  if (it != layouts_.end()) return it->second;
+  int id = static_cast<int>(layouts_.size());
+  std::string rows = "1";
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
+  std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
+  layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns);
+  layouts_.emplace(key, id);
+  return id;
+}
+
+void Emitter::tile_loops(const std::vector<Expr>& shape,
+                         const std::function<void(const std::vector<Expr>&)>& body) {
+  std::string n = std::to_string(tile_layout(shape));
+  std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), r = fresh("nt_r"), col = fresh("nt_c");
+  std::string row = fresh("nt_row");
+  open("");
+  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+  line_("NT_UNROLL");
+  open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
+  line_("const long " + row + " = " + ty + " + NT_TY" + n + " * " + r + ";");
+  line_("NT_UNROLL");
+  open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; ++" + col + ")");
+  std::vector<Expr> index(shape.size());
+  std::vector<std::string> names(shape.size());
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    names[d] = fresh("e");
+    env_.set(names[d], 0, std::nullopt);
+    env_.set_symbolic(names[d], Expr(0), sub(shape[d], 1));
+    index[d] = var(names[d], attrs);
+  }
+  line_("const long " + names.back() + " = " + tx + " + NT_TX" + n + " * " + col + ";");
+  open("if (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + ")");
+  // The row's digits over the leading sizes, the last fastest.
+  std::string rest = row;
+  for (size_t d = shape.size() - 1; d-- > 0;) {
+    std::string size = c(simplify(shape[d], env_));
+    line_("const long " + names[d] + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+    if (d > 0) {
+      std::string next = fresh("nt_rest");
+      line_("const long " + next + " = " + rest + " / (" + size + ");");
+      rest = next;
+    }
+  }
+  auto saved = aligned_;
+  aligned_ = Aligned{shape_key(shape), names, "(" + r + " * NT_C" + n + " + " + col + ")"};
+  body(index);
+  aligned_ = saved;
+  close();
+  close();
+  close();
+  close();
+}
+
+void Emitter::barrier() {
+  if (group_ && !serial_) line_("NT_BARRIER();");
+}
+
+void Emitter::new_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                        const std::string& what, const std::string& key) {
+  std::string ct = compute_type(dtype);
+  if (!group_) {
+    line_(ct + " " + name + "[" + array_size(shape, what, dtype) + "];");
+    return;
+  }
+  if (!key.empty() && !serial_ && !must_share_.count(key)) {
+    array_size(shape, what);  // the sizes must be known at build time
+    std::string n = std::to_string(tile_layout(shape));
+    line_(ct + " " + name + "[NT_R" + n + " * NT_C" + n + "];");
+    distributed_[name] = key;
+    distributed_shapes_[name] = shape_key(shape);
+    return;
+  }
+  std::string count = array_size(shape, what);
+  Expr n = Expr(1);
+  for (const Expr& s : shape) n = mul(n, s);
+  local_bytes_ = add(local_bytes_, mul(n, static_cast<int64_t>(c_size(ct))));
+  local_decls_.push_back("__local " + ct + " " + name + "[" + count + "];");
+}
+
+void Emitter::new_scalar(const std::string& name, DType dtype) {
+  std::string ct = compute_type(dtype);
+  if (!group_) {
+    line_(ct + " " + name + ";");
+    return;
+  }
+  local_bytes_ = add(local_bytes_, Expr(static_cast<int64_t>(c_size(ct))));
+  local_decls_.push_back("__local " + ct + " " + name + ";");
+}
+
+int Emitter::c_size(const std::string& ct) { return ct == "double" || ct == "long" || ct == "ulong" ? 8 : 4; }
+
+bool Emitter::is_distributed(const std::string& name) const { return distributed_.count(name) > 0; }
+
+void Emitter::on_first_work_item(const std::function<void()>& f) {
+  if (!group_ || serial_) {
+    f();
+    return;
+  }
+  barrier();
+  open("if (NT_LANE == 0)");
+  serial_ = true;
+  f();
+  serial_ = false;
+  close();
+  barrier();
+}
+
+void Emitter::count_accesses() {
+  struct Accesses : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Value& v) override {
+      if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer)
+        loaded.insert(v->param);
+      IRVisitor::visit(v);
+    }
+    void visit(const Stmt& s) override {
+      if (s->kind == StmtKind::Store || s->kind == StmtKind::StoreAt || s->kind == StmtKind::StorePointer ||
+          s->kind == StmtKind::AtomicAdd || s->kind == StmtKind::Atomic)
+        ++stored[s->param];
+      IRVisitor::visit(s);
+    }
+    std::set<int> loaded;
+    std::map<int, int> stored;
+  } accesses;
+  accesses.visit(k_.body);
+  for (const auto& [param, count] : accesses.stored) {
+    if (count > 1 || accesses.loaded.count(param)) reread_params_.insert(param);
+  }
+}
+
+void Emitter::after_store(int param) {
+  if (group_ && reread_params_.count(param)) barrier();
+}
+
+void Emitter::emit_reduce_group(const Value& v) {
+  auto fn = static_cast<ReduceFn>(v->op);
+  const Value& x = v->operands[0];
+  DType in = x->type.dtype;
+  std::string ct = compute_type(v->type.dtype), xt = compute_type(in);
+  bool f = dtype_is_float(in);
+  bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+  std::string at = arg ? xt : ct;  // the partials' type
+  std::string init = reduce_init(fn, in);
+  const std::vector<Expr>& shape = x->type.shape;
+  std::vector<Expr> kept, reduced;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+    (r ? reduced : kept).push_back(shape[d]);
+  }
+  std::string name = fresh("nt_red");
+  bool scalar = v->type.is_scalar();
+  if (scalar) {
+    new_scalar(name, v->type.dtype);
+  } else {
+    new_array(name, v->type.shape, v->type.dtype, "a reduction result");
+  }
+  Expr kept_count = Expr(1), reduced_count = Expr(1);
+  for (const Expr& s : kept) kept_count = mul(kept_count, s);
+  for (const Expr& s : reduced) reduced_count = mul(reduced_count, s);
+  std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
+  std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
+  local_decls_.push_back("__local " + at + " " + parts + "[NT_WORK_ITEMS];");
+  local_bytes_ = add(local_bytes_, Expr(int64_t{1024}));  // an upper bound of W * 8 with W <= 128
+  if (arg) local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
+  for_each_load(x, [&](const Value& load) { access_of(load); });
+  // Work-items per row (a power of two): as many as the row has elements, up to the
+  // work-group, but fewer when there are many rows.
+  std::string tr = fresh("nt_tr"), tk = fresh("nt_tk"), lanes = fresh("nt_lanes"), k0 = fresh("nt_k0");
+  std::string k = fresh("nt_k"), r = fresh("nt_rr"), s = fresh("nt_s"), acc = fresh("nt_acc"),
+              best = fresh("nt_best");
+  barrier();
+  open("");
+  line_("const long " + lanes + " = NT_MAX(1L, NT_MIN(NT_POW2CEIL(" + R +
+        "), NT_MAX(1L, (long)NT_WORK_ITEMS / NT_POW2CEIL(" + K + "))));");
+  line_("const long " + tr + " = NT_LANE % " + lanes + ", " + tk + " = NT_LANE / " + lanes + ";");
+  open("for (long " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += (long)NT_WORK_ITEMS / " + lanes +
+       ")");
+  line_("const long " + k + " = " + k0 + " + " + tk + ";");
+  line_(at + " " + acc + " = " + init + ";");
+  line_("int " + best + " = 0;");
+  open("if (" + k + " < " + K + ")");
+  // The kept digits of k and the reduced digits of r, row-major.
+  auto digits = [&](const std::string& flat, const std::vector<Expr>& sizes) {
+    std::vector<Expr> index(sizes.size());
+    std::string rest = flat;
+    SymbolAttrs attrs;
+    attrs.lower_bound = 0;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      std::string name = fresh("e"), size = c(simplify(sizes[d], env_));
+      line_("const long " + name + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+      env_.set(name, 0, std::nullopt);
+      env_.set_symbolic(name, Expr(0), sub(sizes[d], 1));
+      index[d] = var(name, attrs);
+      if (d > 0) {
+        std::string next = fresh("nt_rest");
+        line_("const long " + next + " = " + rest + " / (" + size + ");");
+        rest = next;
+      }
+    }
+    return index;
+  };
+  std::vector<Expr> outer = digits(k, kept);
+  open("for (long " + r + " = " + tr + "; " + r + " < " + R + "; " + r + " += " + lanes + ")");
+  std::vector<Expr> inner = digits(r, reduced);
+  std::vector<Expr> full;
+  size_t ko = 0, ri = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool red = v->axis < 0 || static_cast<int>(d) == v->axis;
+    full.push_back(red ? inner[ri++] : outer[ko++]);
+  }
+  std::string value = "(" + at + ")(" + elem(x, full) + ")";
+  if (arg) {
+    line_("const " + xt + " nt_v = " + value + ";");
+    open(std::string("if (nt_v ") + (fn == ReduceFn::ArgMax ? ">" : "<") + " " + acc + ")");
+    line_(acc + " = nt_v;");
+    line_(best + " = (int)" + r + ";");
+    close();
+  } else {
+    line_(acc + " = " + combine_c(fn, f, acc, value) + ";");
+  }
+  close();
+  close();
+  line_(parts + "[NT_LANE] = " + acc + ";");
+  if (arg) line_(best_parts + "[NT_LANE] = " + best + ";");
+  line_("NT_BARRIER();");
+  open("for (long " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
+  open("if (" + tr + " < " + s + ")");
+  std::string mine = parts + "[NT_LANE]", theirs = parts + "[NT_LANE + " + s + "]";
+  if (arg) {
+    std::string bm = best_parts + "[NT_LANE]", bt = best_parts + "[NT_LANE + " + s + "]";
+    open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs +
+         " == " + mine + " && " + bt + " < " + bm + "))");
+    line_(mine + " = " + theirs + ";");
+    line_(bm + " = " + bt + ";");
+    close();
+  } else {
+    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
+  }
+  close();
+  line_("NT_BARRIER();");
+  close();
+  std::string result = arg ? best_parts + "[NT_LANE]" : parts + "[NT_LANE]";
+  std::string target = scalar ? name : name + "[" + k + "]";
+  line_("if (" + tr + " == 0 && " + k + " < " + K + ") " + target + " = (" + ct + ")" + result + ";");
+  line_("NT_BARRIER();");
+  close();
+  close();
+  materialized_[v.get()] = name;
+}
+
+void Emitter::emit_dot_group(const Value& v, const std::string& result, bool accumulate) {
+  const Value& a = v->operands[0];
+  const Value& b = v->operands[1];
+  DType dt = v->type.dtype;
+  std::string ct = compute_type(dt);
+  std::string A = as_array(a, dt, "a dot operand");
+  std::string B = as_array(b, dt, "a dot operand");
+  std::string M = c(simplify(a->type.shape[0], env_)), K = c(simplify(a->type.shape[1], env_)),
+              N = c(simplify(b->type.shape[1], env_));
+  std::string n = std::to_string(tile_layout(v->type.shape));
+  auto d = distributed_.find(result);
+  bool held = d != distributed_.end();
+  if (held && (!aligned_layout(result, v->type.shape))) {
+    misaligned_.insert(d->second);
+    held = false;
+  }
+  open("");
+  std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), acc = held ? result : fresh("nt_acc");
+  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+  std::string slots = "NT_R" + n + " * NT_C" + n;
+  if (!held) line_(ct + " " + acc + "[" + slots + "];");
+  auto each =
+      [&](const std::function<void(const std::string& i, const std::string& j, const std::string& slot)>& f) {
+        line_("NT_UNROLL");
+        open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+        line_("NT_UNROLL");
+        open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+        f("(" + ty + " + NT_TY" + n + " * nt_r)", "(" + tx + " + NT_TX" + n + " * nt_c)",
+          "nt_r * NT_C" + n + " + nt_c");
+        close();
+        close();
+      };
+  if (!held || !accumulate) {
+    each([&](const std::string& i, const std::string& j, const std::string& slot) {
+      std::string start = "0";
+      if (accumulate)
+        start = "(" + i + " < " + M + " && " + j + " < " + N + ") ? " + result + "[" + i + " * " + N + " + " +
+                j + "] : 0";
+      line_(acc + "[" + slot + "] = " + start + ";");
+    });
+  }
+  bool f = dtype_is_float(dt);
+  open("for (long nt_k = 0; nt_k < " + K + "; ++nt_k)");
+  line_(ct + " nt_a[NT_R" + n + "], nt_b[NT_C" + n + "];");
+  line_("NT_UNROLL");
+  open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+  line_("const long nt_i = " + ty + " + NT_TY" + n + " * nt_r;");
+  line_("nt_a[nt_r] = nt_i < " + M + " ? " + A + "[nt_i * " + K + " + nt_k] : 0;");
+  close();
+  line_("NT_UNROLL");
+  open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+  line_("const long nt_j = " + tx + " + NT_TX" + n + " * nt_c;");
+  line_("nt_b[nt_c] = nt_j < " + N + " ? " + B + "[nt_k * " + N + " + nt_j] : 0;");
+  close();
+  each([&](const std::string&, const std::string&, const std::string& slot) {
+    std::string x = acc + "[" + slot + "]";
+    line_(x + " = " + (f ? "fma(nt_a[nt_r], nt_b[nt_c], " + x + ")" : x + " + nt_a[nt_r] * nt_b[nt_c]") +
+          ";");
+  });
+  close();
+  if (!held) {
+    barrier();
+    each([&](const std::string& i, const std::string& j, const std::string& slot) {
+      line_("if (" + i + " < " + M + " && " + j + " < " + N + ") " + result + "[" + i + " * " + N + " + " +
+            j + "] = " + acc + "[" + slot + "];");
+    });
+    barrier();
+  }
+  close();
+}
+
+bool Emitter::aligned_layout(const std::string& name, const std::vector<Expr>& shape) {
+  auto it = distributed_shapes_.find(name);
+  return it != distributed_shapes_.end() && it->second == shape_key(shape);
+}
+
+}  // namespace nt::codegen
