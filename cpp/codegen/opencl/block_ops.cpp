@@ -204,8 +204,8 @@ void emit_sort(EmitContext& ctx, const Value& v) {
   std::string out = ctx.fresh_name("nt_sorted"), a = ctx.fresh_name("nt_sort_a"),
               b = ctx.fresh_name("nt_sort_b");
   ctx.declare_array(out, v->type.shape, dtype, "a sorted block");
-  ctx.declare_array(a, {shape[axis]}, dtype, "a sorted row");
-  ctx.declare_array(b, {shape[axis]}, dtype, "a sorted row");
+  ctx.declare_scratch(a, {shape[axis]}, dtype, "a sorted row");
+  ctx.declare_scratch(b, {shape[axis]}, dtype, "a sorted row");
   std::vector<Expr> kept;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (static_cast<int>(d) != axis) kept.push_back(shape[d]);

@@ -32,6 +32,10 @@ class EmitContext {
   // Declares the private array `name` of `shape` (sizes known at build time).
   virtual void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
                              const std::string& what) = 0;
+  // Declares the private array `name` that only the code emitted next, in this scope, uses
+  // (a block operation's scratch rows): private to the work-item running it.
+  virtual void declare_scratch(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                               const std::string& what) = 0;
   // Declares the scalar `name` (a reduction's or an atomic's result), which a block
   // operation may set on one work-item for all of a work-group's.
   virtual void declare_scalar(const std::string& name, DType dtype) = 0;

@@ -213,6 +213,11 @@ void Emitter::declare_array(const std::string& name, const std::vector<Expr>& sh
 
 void Emitter::declare_scalar(const std::string& name, DType dtype) { new_scalar(name, dtype); }
 
+void Emitter::declare_scratch(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                              const std::string& what) {
+  line_(compute_type(dtype) + " " + name + "[" + array_size(shape, what, dtype) + "];");
+}
+
 std::string Emitter::count_c(const std::vector<Expr>& shape) { return array_size(shape, "a block"); }
 
 std::string Emitter::flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) {

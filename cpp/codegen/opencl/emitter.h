@@ -261,6 +261,8 @@ class Emitter : public EmitContext {
   void declare_array(const std::string& name, const std::vector<Expr>& shape, DType dtype,
                      const std::string& what) override;
   void declare_scalar(const std::string& name, DType dtype) override;
+  void declare_scratch(const std::string& name, const std::vector<Expr>& shape, DType dtype,
+                       const std::string& what) override;
   std::string count_c(const std::vector<Expr>& shape) override;
   std::string flat_c(const std::vector<Expr>& shape, const std::vector<Expr>& index) override;
   void materialize(const Value& v) override;
