@@ -74,7 +74,8 @@ size_t num_small_launches();
 // Work-items per program on `device` for a kernel that can run a program on a
 // work-group (lower/program_layout.h): 128 on GPUs and accelerators, 1 (one
 // work-item per program) on CPUs; NINETOOTHED_PROGRAM_LAYOUT=work-group or
-// work-item chooses for every device.
+// work-item chooses for every device. Never more than 128 and always a power of two:
+// the work-group bodies' tile layouts and their bounds of local memory rely on both.
 size_t program_work_items(const DeviceInfo& device);
 
 class CompiledKernel {

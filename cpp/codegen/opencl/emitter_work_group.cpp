@@ -213,8 +213,12 @@ void Emitter::emit_reduce_group(const Value& v) {
   std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
   std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
   local_decls_.push_back("__local " + at + " " + parts + "[NT_WORK_ITEMS];");
-  local_bytes_ = add(local_bytes_, Expr(int64_t{1024}));  // an upper bound of W * 8 with W <= 128
-  if (arg) local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
+  // Bounds: launches use at most 128 work-items (program_work_items(), driver/compiled_kernel.h).
+  local_bytes_ = add(local_bytes_, Expr(int64_t{128 * 8}));
+  if (arg) {
+    local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
+    local_bytes_ = add(local_bytes_, Expr(int64_t{128 * 4}));
+  }
   for_each_load(x, [&](const Value& load) { access_of(load); });
   // Work-items per row (a power of two): as many as the row has elements, up to the
   // work-group, but fewer when there are many rows.

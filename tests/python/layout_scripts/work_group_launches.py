@@ -42,6 +42,11 @@ def main():
         y = torch.full_like(x, float("nan"))
         softmax_kernel(x, y, BLOCK_SIZE=block)
         torch.testing.assert_close(y, torch.softmax(x.double(), 1).float(), rtol=1e-5, atol=1e-7)
+    # Shared values past the device's local memory (PoCL's CPU device has 1 MiB): one work-item.
+    x = torch.randn(2, 200_000)
+    y = torch.full_like(x, float("nan"))
+    softmax_kernel(x, y, BLOCK_SIZE=1 << 18)
+    torch.testing.assert_close(y, torch.softmax(x.double(), 1).float(), rtol=1e-5, atol=1e-9)
     for m, k, n, dtype in ((1, 1, 1, torch.float32), (67, 45, 93, torch.float32), (130, 70, 33, torch.float16)):
         a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
         c = torch.full((m, n), float("nan"), dtype=dtype)
