@@ -144,6 +144,7 @@ class Emitter : public EmitContext {
     std::string shape;               // shape_key() of the nest's shape
     std::vector<std::string> index;  // the nest's index variables
     std::string slot;                // the work-item's slot of the element, as C
+    std::string row_slot;            // the slot's row r (0 <= r < NT_R), as C
   };
   std::string shape_key(const std::vector<Expr>& shape);
   static bool same_index(const std::vector<std::string>& names, const std::vector<Expr>& index);
@@ -175,6 +176,16 @@ class Emitter : public EmitContext {
   // A reduction over a work-group: each work-item folds a strided part of a row into a
   // partial result, the partials meet in local memory in a tree, and the result goes to a
   // shared array (a shared scalar for a full reduction).
+  // Is `v` a reduction of the last axis of a block known at build time (or of all axes when
+  // only the last is longer than 1)? Then emit_reduce_rows() folds it in the block's tile layout.
+  bool reduces_rows(const Value& v);
+  // A reduction folded where the tile layout of its operand holds the elements: each work-item
+  // folds its columns of each of its rows, then the NT_TX work-items of a row meet in local
+  // memory in a tree. What the operand reads at its own element stays in registers.
+  void emit_reduce_rows(const Value& v);
+  // Loads in `x` (a reduction's operand of `shape`) that the kernel reads again elsewhere:
+  // loaded once into the work-items' slots, not twice from global memory.
+  void hold_loads(const Value& x, const std::vector<Expr>& shape);
   void emit_reduce_group(const Value& v);
   // The dot in the tile layout of its result: operands in local memory, each work-item's
   // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k.
@@ -310,7 +321,9 @@ class Emitter : public EmitContext {
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   Expr local_bytes_ = Expr(0);
-  std::set<int> reread_params_;  // stored and then loaded or stored again: after_store()
+  std::set<int> reread_params_;
+  std::map<const ValueNode*, int> uses_;  // how many times each node is an operand or a statement's value  //
+                                          // stored and then loaded or stored again: after_store()
   std::string kernel_text_;
 };
 

@@ -95,7 +95,7 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
     }
   }
   auto saved = aligned_;
-  aligned_ = Aligned{shape_key(shape), names, "(" + r + " * NT_C" + n + " + " + col + ")"};
+  aligned_ = Aligned{shape_key(shape), names, "(" + r + " * NT_C" + n + " + " + col + ")", r};
   body(index);
   aligned_ = saved;
   close();
@@ -162,6 +162,7 @@ void Emitter::count_accesses() {
   struct Accesses : IRVisitor {
     using IRVisitor::visit;
     void visit(const Value& v) override {
+      ++uses[v.get()];
       if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer)
         loaded.insert(v->param);
       IRVisitor::visit(v);
@@ -174,8 +175,10 @@ void Emitter::count_accesses() {
     }
     std::set<int> loaded;
     std::map<int, int> stored;
+    std::map<const ValueNode*, int> uses;
   } accesses;
   accesses.visit(k_.body);
+  uses_ = std::move(accesses.uses);
   for (const auto& [param, count] : accesses.stored) {
     if (count > 1 || accesses.loaded.count(param)) reread_params_.insert(param);
   }
@@ -185,7 +188,137 @@ void Emitter::after_store(int param) {
   if (group_ && reread_params_.count(param)) barrier();
 }
 
+bool Emitter::reduces_rows(const Value& v) {
+  const std::vector<Expr>& shape = v->operands[0]->type.shape;
+  if (shape.empty()) return false;
+  for (const Expr& s : shape) {
+    if (!is_compile_time(s)) return false;
+  }
+  if (v->axis == static_cast<int>(shape.size()) - 1) return true;
+  if (v->axis >= 0) return false;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    if (!shape[d].is_int(1)) return false;
+  }
+  return true;
+}
+
+void Emitter::hold_loads(const Value& x, const std::vector<Expr>& shape) {
+  std::string key = shape_key(shape);
+  std::vector<Value> loads;
+  for_each_load(x, [&](const Value& load) {
+    if (uses_[load.get()] > 1 && shape_key(load->type.shape) == key && !must_share_.count(node_key(load)))
+      loads.push_back(load);
+  });
+  for (const Value& load : loads) {
+    if (materialized_.count(load.get())) continue;  // read twice in `x` itself
+    std::string name = fresh("nt_held");
+    new_array(name, load->type.shape, load->type.dtype, "a block loaded once", node_key(load));
+    nest(load->type.shape, {load}, nullptr, [&](const std::vector<Expr>& i) {
+      line_(element_of(name, load->type, i) + " = " + elem(load, i) + ";");
+    });
+    materialized_[load.get()] = name;
+    keep_alive_.push_back(load);
+  }
+}
+
+void Emitter::emit_reduce_rows(const Value& v) {
+  auto fn = static_cast<ReduceFn>(v->op);
+  const Value& x = v->operands[0];
+  DType in = x->type.dtype;
+  std::string ct = compute_type(v->type.dtype), xt = compute_type(in);
+  bool f = dtype_is_float(in);
+  bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+  std::string at = arg ? xt : ct;  // the partials' type
+  const std::vector<Expr>& shape = x->type.shape;
+  std::string name = fresh("nt_red");
+  bool scalar = v->type.is_scalar();
+  if (scalar) {
+    new_scalar(name, v->type.dtype);
+  } else {
+    new_array(name, v->type.shape, v->type.dtype, "a reduction result");
+  }
+  hold_loads(x, shape);
+  std::string n = std::to_string(tile_layout(shape));
+  std::string W = "NT_WORK_ITEMS", R = "NT_R" + n;
+  std::string parts = fresh("nt_parts"), bests = fresh("nt_bests"), acc = fresh("nt_acc"),
+              best = fresh("nt_best");
+  Expr rows = Expr(1);
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows = mul(rows, shape[d]);
+  // Bounds: NT_R <= rows, and launches use at most 128 work-items (program_work_items()).
+  local_decls_.push_back("__local " + at + " " + parts + "[" + R + " * " + W + "];");
+  local_bytes_ = add(local_bytes_, mul(rows, int64_t{128 * 8}));
+  if (arg) {
+    local_decls_.push_back("__local int " + bests + "[" + R + " * " + W + "];");
+    local_bytes_ = add(local_bytes_, mul(rows, int64_t{128 * 4}));
+  }
+  barrier();
+  open("");
+  line_(at + " " + acc + "[" + R + "];");
+  line_("int " + best + "[" + R + "];");
+  line_("for (int nt_r = 0; nt_r < " + R + "; ++nt_r) " + acc + "[nt_r] = " + reduce_init(fn, in) + ", " +
+        best + "[nt_r] = 0;");
+  nest(
+      shape, {x}, nullptr,
+      [&](const std::vector<Expr>& index) {
+        std::string value = "(" + at + ")(" + elem(x, index) + ")";
+        std::string a = acc + "[" + aligned_->row_slot + "]";
+        if (arg) {
+          line_("const " + xt + " nt_v = " + value + ";");
+          open(std::string("if (nt_v ") + (fn == ReduceFn::ArgMax ? ">" : "<") + " " + a + ")");
+          line_(a + " = nt_v;");
+          line_(best + "[" + aligned_->row_slot + "] = (int)" + index.back()->name + ";");
+          close();
+        } else {
+          line_(a + " = " + combine_c(fn, f, a, value) + ";");
+        }
+      },
+      /*hint=*/false);
+  std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), s = fresh("nt_s");
+  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+  line_(parts + "[nt_r * " + W + " + NT_LANE] = " + acc + "[nt_r];");
+  if (arg) line_(bests + "[nt_r * " + W + " + NT_LANE] = " + best + "[nt_r];");
+  close();
+  line_("NT_BARRIER();");
+  // The work-items of a row are NT_TX consecutive ones: a tree over them, all rows at once.
+  open("for (long " + s + " = NT_TX" + n + " / 2; " + s + " > 0; " + s + " /= 2)");
+  open("if (" + tx + " < " + s + ")");
+  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+  std::string mine = parts + "[nt_r * " + W + " + NT_LANE]";
+  std::string theirs = parts + "[nt_r * " + W + " + NT_LANE + " + s + "]";
+  if (arg) {
+    std::string bm = bests + "[nt_r * " + W + " + NT_LANE]";
+    std::string bt = bests + "[nt_r * " + W + " + NT_LANE + " + s + "]";
+    open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs +
+         " == " + mine + " && " + bt + " < " + bm + "))");
+    line_(mine + " = " + theirs + ";");
+    line_(bm + " = " + bt + ";");
+    close();
+  } else {
+    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
+  }
+  close();
+  close();
+  line_("NT_BARRIER();");
+  close();
+  open("if (" + tx + " == 0)");
+  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+  line_("const long nt_row = " + ty + " + NT_TY" + n + " * nt_r;");
+  std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + NT_LANE]";
+  line_("if (nt_row < NT_ROWS" + n + ") " + (scalar ? name : name + "[nt_row]") + " = (" + ct + ")" + result +
+        ";");
+  close();
+  close();
+  line_("NT_BARRIER();");
+  close();
+  materialized_[v.get()] = name;
+}
+
 void Emitter::emit_reduce_group(const Value& v) {
+  if (reduces_rows(v)) {
+    emit_reduce_rows(v);
+    return;
+  }
   auto fn = static_cast<ReduceFn>(v->op);
   const Value& x = v->operands[0];
   DType in = x->type.dtype;
