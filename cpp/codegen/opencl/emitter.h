@@ -152,6 +152,8 @@ class Emitter : public EmitContext {
   static std::string let_key(int id);
   static std::string local_key(int id);
   static std::string node_key(const Value& v);
+  // A block load by what it reads (the tracer makes a node per use of a parameter).
+  static std::string load_key(const Value& load);
   // The id of the tile layout of `shape` (its macros NT_TX<id>, ...).
   int tile_layout(const std::vector<Expr>& shape);
   // The nest over `shape` (sizes known at build time) in its tile layout.
@@ -322,8 +324,9 @@ class Emitter : public EmitContext {
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   Expr local_bytes_ = Expr(0);
   std::set<int> reread_params_;
-  std::map<const ValueNode*, int> uses_;  // how many times each node is an operand or a statement's value  //
-                                          // stored and then loaded or stored again: after_store()
+  std::map<std::string, int> load_uses_;     // load_key() -> how many times the kernel reads it
+  std::map<std::string, std::string> held_;  // load_key() -> the array holding it (hold_loads())  //
+                                             // stored and then loaded or stored again: after_store()
   std::string kernel_text_;
 };
 

@@ -142,6 +142,8 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
       return k_.params[v->param].constexpr_ ? "(" + constexpr_param_macro(v->param) + ")"
                                             : "nt_s" + std::to_string(v->param);
     case ValueKind::Load: {
+      if (auto held = held_.find(load_key(v)); held != held_.end())
+        return element_of(held->second, v->type, index);  // hold_loads()
       const Param& p = k_.params[v->param];
       loaded_params_.insert(v->param);
       const lower::TensorAccess& a = access_of(v);

@@ -42,6 +42,12 @@ std::string Emitter::let_key(int id) { return "let" + std::to_string(id); }
 
 std::string Emitter::local_key(int id) { return "local" + std::to_string(id); }
 
+std::string Emitter::load_key(const Value& load) {
+  std::string key = "load" + std::to_string(load->param);
+  for (const Value& o : load->operands) key += ":" + std::to_string(reinterpret_cast<uintptr_t>(o.get()));
+  return key;
+}
+
 std::string Emitter::node_key(const Value& v) {
   return "node" + std::to_string(reinterpret_cast<uintptr_t>(v.get()));
 }
@@ -162,7 +168,7 @@ void Emitter::count_accesses() {
   struct Accesses : IRVisitor {
     using IRVisitor::visit;
     void visit(const Value& v) override {
-      ++uses[v.get()];
+      if (v->kind == ValueKind::Load) ++uses[load_key(v)];
       if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer)
         loaded.insert(v->param);
       IRVisitor::visit(v);
@@ -175,10 +181,10 @@ void Emitter::count_accesses() {
     }
     std::set<int> loaded;
     std::map<int, int> stored;
-    std::map<const ValueNode*, int> uses;
+    std::map<std::string, int> uses;
   } accesses;
   accesses.visit(k_.body);
-  uses_ = std::move(accesses.uses);
+  load_uses_ = std::move(accesses.uses);
   for (const auto& [param, count] : accesses.stored) {
     if (count > 1 || accesses.loaded.count(param)) reread_params_.insert(param);
   }
@@ -206,18 +212,18 @@ void Emitter::hold_loads(const Value& x, const std::vector<Expr>& shape) {
   std::string key = shape_key(shape);
   std::vector<Value> loads;
   for_each_load(x, [&](const Value& load) {
-    if (uses_[load.get()] > 1 && shape_key(load->type.shape) == key && !must_share_.count(node_key(load)))
+    if (load->kind == ValueKind::Load && load_uses_[load_key(load)] > 1 && !held_.count(load_key(load)) &&
+        shape_key(load->type.shape) == key && !must_share_.count(load_key(load)))
       loads.push_back(load);
   });
   for (const Value& load : loads) {
-    if (materialized_.count(load.get())) continue;  // read twice in `x` itself
+    if (held_.count(load_key(load))) continue;  // read twice in `x` itself
     std::string name = fresh("nt_held");
-    new_array(name, load->type.shape, load->type.dtype, "a block loaded once", node_key(load));
+    new_array(name, load->type.shape, load->type.dtype, "a block loaded once", load_key(load));
     nest(load->type.shape, {load}, nullptr, [&](const std::vector<Expr>& i) {
       line_(element_of(name, load->type, i) + " = " + elem(load, i) + ";");
     });
-    materialized_[load.get()] = name;
-    keep_alive_.push_back(load);
+    held_[load_key(load)] = name;
   }
 }
 
