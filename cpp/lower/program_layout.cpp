@@ -55,14 +55,22 @@ std::string ProgramLayout::work_group_macros() {
 }
 
 std::string ProgramLayout::tile_macros() {
+  // The least power of two at least x (x <= 2^31), as a constant expression: array sizes
+  // (a work-item's slots) depend on it.
+  std::string pow2ceil = "#define NT_POW2CEIL(x) (";
+  for (int k = 0; k < 32; ++k) {
+    std::string p = std::to_string(int64_t{1} << k) + "L";
+    pow2ceil += "(x) <= " + p + " ? " + p + " : ";
+  }
+  pow2ceil += "4294967296L)\n";
   return "#define NT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
-         "#define NT_MAX(a, b) ((a) > (b) ? (a) : (b))\n"
-         // The least power of two at least x (x <= 2^31), as a constant expression.
-         "#define NT_POW2CEIL(x) ((x) <= 1L ? 1L : (x) <= 2L ? 2L : (x) <= 4L ? 4L : (x) <= 8L ? 8L : (x) <= 16L ? 16L : (x) <= 32L ? 32L : (x) <= 64L ? 64L : (x) <= 128L ? 128L : (x) <= 256L ? 256L : (x) <= 512L ? 512L : (x) <= 1024L ? 1024L : (x) <= 2048L ? 2048L : (x) <= 4096L ? 4096L : (x) <= 8192L ? 8192L : (x) <= 16384L ? 16384L : (x) <= 32768L ? 32768L : (x) <= 65536L ? 65536L : (x) <= 131072L ? 131072L : (x) <= 262144L ? 262144L : (x) <= 524288L ? 524288L : (x) <= 1048576L ? 1048576L : (x) <= 2097152L ? 2097152L : (x) <= 4194304L ? 4194304L : (x) <= 8388608L ? 8388608L : (x) <= 16777216L ? 16777216L : (x) <= 33554432L ? 33554432L : (x) <= 67108864L ? 67108864L : (x) <= 134217728L ? 134217728L : (x) <= 268435456L ? 268435456L : (x) <= 536870912L ? 536870912L : (x) <= 1073741824L ? 1073741824L : (x) <= 2147483648L ? 2147483648L : 4294967296L)\n"
+         "#define NT_MAX(a, b) ((a) > (b) ? (a) : (b))\n" +
+         pow2ceil +
          "#define NT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)\n"
          // Unrolled, a work-item's slots are registers on GPUs; PoCL's CPU work-groups
          // compile far slower unrolled and gain nothing.
-         "#ifdef cl_nv_pragma_unroll\n#define NT_UNROLL _Pragma(\"unroll\")\n#else\n#define NT_UNROLL\n#endif\n";
+         "#ifdef cl_nv_pragma_unroll\n#define NT_UNROLL _Pragma(\"unroll\")\n#else\n#define "
+         "NT_UNROLL\n#endif\n";
 }
 
 std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns) {
@@ -76,7 +84,8 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   return def("ROWS", "(long)(" + rows + ")") + def("COLS", "(long)(" + columns + ")") +
          def("TX", "NT_MAX(1L, NT_MIN((long)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
                        "), NT_MAX(16L, (long)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))") +
-         def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) + def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
+         def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+         def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
          def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n);
 }
 
