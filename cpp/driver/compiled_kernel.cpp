@@ -327,9 +327,11 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   if (plan_.source.work_group_capable) {
     prepared->work_items = program_work_items(prepared->device->info());
     // Blocks too large for the device's local memory: the program on one work-item.
+    // Launches may go to the device's small companion (target_device()): both must have room.
+    cl_ulong room = prepared->device->info().local_memory;
+    if (prepared->device->small()) room = std::min(room, prepared->device->small()->info().local_memory);
     auto local = evaluate_int(plan_.source.local_bytes, values);
-    if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > prepared->device->info().local_memory)
-      prepared->work_items = 1;
+    if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > room) prepared->work_items = 1;
     if (prepared->work_items > 1)
       prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
   }

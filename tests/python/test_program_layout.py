@@ -146,3 +146,34 @@ def test_an_unknown_layout_is_a_value_error():
     result = run("warp")
     assert result.returncode != 0
     assert "NINETOOTHED_PROGRAM_LAYOUT is 'warp'; use 'work-group' or 'work-item'" in result.stderr
+
+
+def argmax_and_double_arrangement(x, index, y):
+    return x.tile((BLOCK_M, BLOCK_N)), index.tile((BLOCK_M,)), y.tile((BLOCK_M, BLOCK_N))
+
+
+def argmax_and_double_application(x, index, y):
+    index = ntl.argmax(x, 1)  # noqa: F841 - loads x once for this and the next statement
+    y = x * 2  # noqa: F841
+
+
+argmax_and_double = ninetoothed.make(
+    argmax_and_double_arrangement, argmax_and_double_application, (Tensor(2), Tensor(1), Tensor(2))
+)
+
+
+def recenter_application(x, y):
+    m = ntl.max(x, 1)
+    x = x - m[:, None]  # a store to what the reduction loaded
+    y = x + m[:, None] * 0  # noqa: F841 - reads what was stored
+
+
+recenter = ninetoothed.make(scale_shift_arrangement, recenter_application, (Tensor(2), Tensor(2)))
+
+
+def transpose_in_place_application(x):
+    t = ntl.trans(x)
+    x = t + t  # noqa: F841 - overwrites what other work-items read
+
+
+transpose_in_place = ninetoothed.make(lambda x: x.tile((BLOCK, BLOCK)), transpose_in_place_application, (Tensor(2),))

@@ -174,10 +174,12 @@ class Emitter : public EmitContext {
   // loaded or stored again ends with a barrier, so that no work-item reads an element before
   // another has written it.
   void count_accesses();
+  // Before a store to a parameter that is loaded or stored again: a barrier, so that no
+  // work-item overwrites an element another has yet to read.
+  void before_store(int param);
+  // After one: a barrier (what one work-item wrote another may read), and what was held of
+  // the parameter is forgotten.
   void after_store(int param);
-  // A reduction over a work-group: each work-item folds a strided part of a row into a
-  // partial result, the partials meet in local memory in a tree, and the result goes to a
-  // shared array (a shared scalar for a full reduction).
   // Is `v` a reduction of the last axis of a block known at build time (or of all axes when
   // only the last is longer than 1)? Then emit_reduce_rows() folds it in the block's tile layout.
   bool reduces_rows(const Value& v);
@@ -188,6 +190,9 @@ class Emitter : public EmitContext {
   // Loads in `x` (a reduction's operand of `shape`) that the kernel reads again elsewhere:
   // loaded once into the work-items' slots, not twice from global memory.
   void hold_loads(const Value& x, const std::vector<Expr>& shape);
+  // A reduction over a work-group: each work-item folds a strided part of a row into a
+  // partial result, the partials meet in local memory in a tree, and the result goes to a
+  // shared array (a shared scalar for a full reduction). Rows: emit_reduce_rows().
   void emit_reduce_group(const Value& v);
   // The dot in the tile layout of its result: operands in local memory, each work-item's
   // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k.
@@ -323,10 +328,9 @@ class Emitter : public EmitContext {
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   Expr local_bytes_ = Expr(0);
-  std::set<int> reread_params_;
+  std::set<int> reread_params_;  // stored and then loaded or stored again: before_store(), after_store()
   std::map<std::string, int> load_uses_;     // load_key() -> how many times the kernel reads it
-  std::map<std::string, std::string> held_;  // load_key() -> the array holding it (hold_loads())  //
-                                             // stored and then loaded or stored again: after_store()
+  std::map<std::string, std::string> held_;  // load_key() -> the array holding it (hold_loads())
   std::string kernel_text_;
 };
 

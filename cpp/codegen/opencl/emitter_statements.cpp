@@ -90,11 +90,16 @@ void Emitter::scoped(const std::function<void()>& f) {
   auto locals = locals_;
   auto materialized = materialized_;
   auto accesses = accesses_;
+  auto held = held_;
   f();
   lets_ = std::move(lets);
   locals_ = std::move(locals);
   materialized_ = std::move(materialized);
   accesses_ = std::move(accesses);
+  // A block held in the scope is gone with it; one held outside stays, unless a store in the
+  // scope forgot it (after_store()).
+  for (auto it = held.begin(); it != held.end();) it = held_.count(it->first) ? ++it : held.erase(it);
+  held_ = std::move(held);
 }
 
 void Emitter::emit_assign(const Stmt& s) {
@@ -141,6 +146,7 @@ void Emitter::emit_store(const Stmt& s) {
   open("");
   scoped([&] {
     materialize_parts(s->value);
+    before_store(s->param);
     ValueNode target_node{ValueKind::Load, Type{p.dtype, p.block_shape()}};
     target_node.param = s->param;
     target_node.operands = s->indices;
@@ -182,6 +188,7 @@ void Emitter::emit_scatter(const Stmt& s) {
   scoped([&] {
     materialize_parts(s->value);
     for (const Value& i : s->indices) materialize_parts(i);
+    before_store(s->param);
     ValueNode target_node{ValueKind::Load, Type{p.dtype, p.block_shape()}};
     target_node.param = s->param;
     target_node.operands.assign(s->indices.begin(), s->indices.begin() + s->id);
@@ -225,6 +232,7 @@ void Emitter::emit_store_pointer(const Stmt& s) {
   open("");
   scoped([&] {
     for (const Value& v : s->indices) materialize_parts(v);
+    before_store(s->param);
     nest(
         pointers->type.shape, s->indices, nullptr,
         [&](const std::vector<Expr>& i) {

@@ -190,8 +190,19 @@ void Emitter::count_accesses() {
   }
 }
 
-void Emitter::after_store(int param) {
+void Emitter::before_store(int param) {
   if (group_ && reread_params_.count(param)) barrier();
+}
+
+void Emitter::after_store(int param) {
+  if (!group_) return;
+  if (reread_params_.count(param)) barrier();
+  // What was held of the parameter may be stale now.
+  std::string key = "load" + std::to_string(param);
+  for (auto it = held_.begin(); it != held_.end();) {
+    bool of_param = it->first == key || it->first.rfind(key + ":", 0) == 0;
+    it = of_param ? held_.erase(it) : ++it;
+  }
 }
 
 bool Emitter::reduces_rows(const Value& v) {
@@ -257,6 +268,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
     local_decls_.push_back("__local int " + bests + "[" + R + " * " + W + "];");
     local_bytes_ = add(local_bytes_, mul(rows, int64_t{128 * 4}));
   }
+  for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
   barrier();
   open("");
   line_(at + " " + acc + "[" + R + "];");

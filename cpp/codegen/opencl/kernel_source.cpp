@@ -33,7 +33,7 @@ KernelSource generate_opencl(const Kernel& kernel) {
     KernelSource g;
     try {
       g = group.run();
-    } catch (const std::exception&) {
+    } catch (const ValueError&) {
       return out;  // a program on one work-item only
     }
     size_t before = shared.size();

@@ -15,6 +15,9 @@ import torch  # noqa: E402
 from ninetoothed import _core  # noqa: E402
 from test_program_layout import (  # noqa: E402
     accumulate,
+    argmax_and_double,
+    recenter,
+    transpose_in_place,
     row_statistics,
     scale_shift,
     scale_shift_reference,
@@ -65,6 +68,24 @@ def main():
         row_statistics(x, index, centered, BLOCK_M=16, BLOCK_N=1 << (columns - 1).bit_length())
         assert torch.equal(index, x.argmax(1)), (rows, columns)  # the first of equal maxima
         torch.testing.assert_close(centered, torch.cumsum(x - x.amax(1, keepdim=True), 1), rtol=0, atol=0)
+    for rows, columns in ((1, 1), (37, 300)):
+        x = torch.randn(rows, columns)
+        index = torch.full((rows,), -1, dtype=torch.int64)
+        y = torch.full_like(x, float("nan"))
+        block = 1 << (columns - 1).bit_length()
+        argmax_and_double(x, index, y, BLOCK_M=16, BLOCK_N=block)
+        assert torch.equal(index, x.argmax(1)) and torch.equal(y, x * 2), (rows, columns)
+        x0 = torch.randn(rows, columns)
+        x, y = x0.clone(), torch.full_like(x0, float("nan"))
+        recenter(x, y, BLOCK_M=16, BLOCK_N=block)
+        expected = x0 - x0.amax(1, keepdim=True)
+        assert torch.equal(x, expected) and torch.equal(y, expected), (rows, columns)
+    for n, block in ((1, 1), (32, 16), (64, 32)):
+        x0 = torch.randn(n, n)
+        x = x0.clone()
+        transpose_in_place(x, BLOCK=block)
+        reference = x0.reshape(n // block, block, n // block, block).transpose(1, 3).reshape(n, n) * 2
+        assert torch.equal(x, reference), (n, block)
     x, y = torch.randn(37, 300), torch.randn(37, 300)
     expected = y + x
     accumulate(x, y, BLOCK_M=16, BLOCK_N=128)
