@@ -396,6 +396,20 @@ void bind_launch(py::module_& m) {
         "companion device (negative: never). Internal: for tests and measurements.");
   m.def("set_small_launch_limit", &set_small_launch_limit, py::arg("elements"));
   m.def("num_small_launches", &num_small_launches);
+  m.def("set_discrete_memory_for_testing", &set_discrete_memory_for_testing, py::arg("enabled"),
+        py::arg("slot_bytes") = 0, py::arg("direct_limit") = 0,
+        "Launches on every device copy tensors through device memory as on a discrete GPU (pooled "
+        "buffers, staging slots of `slot_bytes`, regions above `direct_limit` bytes staged). Set while "
+        "no launch runs. Internal: for tests.");
+  m.def(
+      "transfer_counts",
+      [] {
+        TransferCounts c = transfer_counts();
+        return py::dict(py::arg("bytes_in") = c.bytes_in, py::arg("bytes_out") = c.bytes_out,
+                        py::arg("staged_in") = c.staged_in, py::arg("staged_out") = c.staged_out);
+      },
+      "Bytes launches copied to and from device memory in this process (on discrete devices). "
+      "Internal: for tests and measurements.");
   m.def(
       "program_work_items", [] { return program_work_items(current_device()->info()); },
       "Work-items per program on the current device for kernels that can run a program on a "

@@ -250,12 +250,15 @@ py::tuple tensor_state(const Tensor& tensor) {
   py::object other = encoder.add(fields.other);
   py::object value = encoder.add(fields.value);
   return py::make_tuple(kStateVersion, index_origin(), encoder.nodes(), fields.name, shape, indices, dtype,
-                        source, other, fields.constexpr_, value, index_map_object(fields.index_map));
+                        source, other, fields.constexpr_, value, index_map_object(fields.index_map),
+                        fields.covers_base);
 }
 
 void restore_tensor(Tensor& tensor, const py::tuple& state) {
   const std::string what = "Tensor";
-  auto tuple = checked_state(state, 12, what);
+  // 13 entries; 12 from before the coverage flag (read as unknown).
+  const bool has_coverage = py::isinstance<py::tuple>(state) && py::len(state) == 13;
+  auto tuple = checked_state(state, has_coverage ? 13 : 12, what);
   auto origin = tuple[1].cast<std::string>();
   ExprDecoder decoder(tuple[2], origin, what);
   TensorFields fields;
@@ -277,6 +280,7 @@ void restore_tensor(Tensor& tensor, const py::tuple& state) {
   fields.constexpr_ = tuple[9].cast<bool>();
   fields.value = decoder.optional_at(tuple[10]);
   if (!tuple[11].is_none()) fields.index_map = tuple[11].cast<IndexMapObject>();
+  fields.covers_base = has_coverage && tuple[12].cast<bool>();
   tensor.restore(std::move(fields));
 }
 

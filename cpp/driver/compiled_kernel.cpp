@@ -441,7 +441,13 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
-        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), p.written, p.name);
+        // A dense tensor the kernel overwrites whole need not be copied in
+        // (a discrete device); any other it writes keeps what it does not write.
+        int64_t elements = 1;
+        for (int64_t n : t.shape) elements *= n;
+        const bool needed = p.read || (p.written && !(p.overwritten && span.elements() == elements));
+        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
+                            p.name);
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();

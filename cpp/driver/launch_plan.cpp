@@ -17,7 +17,7 @@ namespace nt {
 
 namespace {
 
-constexpr const char* kMagic = "ninetoothed-launch-plan 1";
+constexpr const char* kMagic = "ninetoothed-launch-plan 2";
 
 std::string optional_text(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
@@ -136,7 +136,8 @@ std::string format_launch_plan(const LaunchPlan& plan) {
     out += "default\t" + name + '\t' + std::to_string(value) + '\n';
   for (const PlanParam& p : plan.params) {
     out += "param\t" + p.name + '\t' + std::string(dtype_name(p.dtype)) + '\t' + flag(p.scalar) + '\t' +
-           flag(p.constexpr_) + '\t' + flag(p.written) + '\t' + flag(p.has_outer_level) + '\n';
+           flag(p.constexpr_) + '\t' + flag(p.written) + '\t' + flag(p.has_outer_level) + '\t' +
+           flag(p.read) + '\t' + flag(p.overwritten) + '\n';
     put_exprs(out, "source_shape", p.source_shape);
     put_names(out, "strides", p.stride_symbols);
     put_exprs(out, "outer_shape", p.outer_shape);
@@ -202,11 +203,19 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       expect_fields(r, f, 3);
       plan.default_config[f[1]] = r.integer(f[2]);
     } else if (tag == "param") {
-      expect_fields(r, f, 7);
+      expect_fields(r, f, 9);
       auto dtype = dtype_from_name(f[2]);
       if (!dtype) r.fail("unknown dtype '" + f[2] + "'");
-      plan.params.push_back(
-          PlanParam{f[1], *dtype, r.flag(f[3]), r.flag(f[4]), r.flag(f[5]), {}, {}, r.flag(f[6])});
+      PlanParam p;
+      p.name = f[1];
+      p.dtype = *dtype;
+      p.scalar = r.flag(f[3]);
+      p.constexpr_ = r.flag(f[4]);
+      p.written = r.flag(f[5]);
+      p.has_outer_level = r.flag(f[6]);
+      p.read = r.flag(f[7]);
+      p.overwritten = r.flag(f[8]);
+      plan.params.push_back(std::move(p));
       param = &plan.params.back();
     } else if (tag == "source_shape" || tag == "strides" || tag == "outer_shape" || tag == "middle_shape" ||
                tag == "block_shape") {

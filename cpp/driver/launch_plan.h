@@ -5,7 +5,9 @@
 // the source, the kernel's arguments, and per parameter its dtype, the
 // source tensor's size expressions and stride symbols, the outermost and
 // block shapes, and whether the kernel writes it; the constexpr and meta
-// symbols with their attributes and the default configuration.
+// symbols with their attributes and the default configuration. A discrete
+// device copies a tensor in only when the kernel reads it, or writes part of
+// it (PlanParam::read, ::overwritten), and back only when it writes it.
 //
 // A plan is written as text (format_launch_plan) and read back
 // (parse_launch_plan) unchanged: expressions as Python source, read by the
@@ -38,6 +40,13 @@ struct PlanParam {
   bool scalar = false;
   bool constexpr_ = false;
   bool written = false;
+  // Does the kernel read the tensor's memory (loads, pointers into it,
+  // atomics)? Unknown reads count: a pointer may go anywhere.
+  bool read = false;
+  // Does every program store its whole block, at the top of the kernel, over
+  // an arrangement that reaches every element (Tensor::covers_source)? Then a
+  // launch writes every element of a dense tensor.
+  bool overwritten = false;
   std::vector<Expr> source_shape;           // sizes of the source tensor
   std::vector<std::string> stride_symbols;  // its stride symbols, per dimension
   bool has_outer_level = false;

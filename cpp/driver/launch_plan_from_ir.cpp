@@ -37,6 +37,36 @@ void collect_written(const ir::StmtList& stmts, std::vector<PlanParam>& params) 
   }
 }
 
+// Marks the parameters whose memory `v` reads (loads, pointers into a
+// source) as read. `seen` skips shared subterms.
+void collect_read(const ir::Value& v, std::vector<PlanParam>& params, std::set<const ir::ValueNode*>& seen) {
+  if (!v || !seen.insert(v.get()).second) return;
+  switch (v->kind) {
+    case ir::ValueKind::Load:
+    case ir::ValueKind::LoadAt:
+    case ir::ValueKind::PointerBase:
+      params[v->param].read = true;
+      break;
+    default:
+      break;
+  }
+  if (v->type.pointer >= 0) params[v->type.pointer].read = true;
+  for (const ir::Value& operand : v->operands) collect_read(operand, params, seen);
+  for (const ir::Value& result : v->combine) collect_read(result, params, seen);
+}
+
+void collect_read(const ir::StmtList& stmts, std::vector<PlanParam>& params,
+                  std::set<const ir::ValueNode*>& seen) {
+  for (const ir::Stmt& s : stmts) {
+    // Atomics read what they update.
+    if (s->kind == ir::StmtKind::AtomicAdd || s->kind == ir::StmtKind::Atomic) params[s->param].read = true;
+    for (const ir::Value* v : {&s->value, &s->start, &s->stop, &s->step}) collect_read(*v, params, seen);
+    for (const ir::Value& v : s->indices) collect_read(v, params, seen);
+    collect_read(s->body, params, seen);
+    collect_read(s->orelse, params, seen);
+  }
+}
+
 // Every meta symbol as large as its bounds allow (at most 1024), then the
 // largest halved while a block holds more than the budget.
 SymbolValues default_config(const LaunchPlan& plan) {
@@ -127,6 +157,15 @@ LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource sou
       plan.constexpr_symbols.push_back(name);
   }
   collect_written(lowered.body, plan.params);
+  std::set<const ir::ValueNode*> seen;
+  collect_read(lowered.body, plan.params, seen);
+  // A whole block stored by every program: a Store of no middle-level
+  // indices, at the top of the kernel (not under an `if` or a loop).
+  for (const ir::Stmt& s : lowered.body) {
+    if (s->kind != ir::StmtKind::Store || !s->indices.empty()) continue;
+    const ir::Param& p = lowered.params[s->param];
+    if (!p.scalar && p.arranged->covers_source()) plan.params[s->param].overwritten = true;
+  }
   plan.default_config = default_config(plan);
   return plan;
 }

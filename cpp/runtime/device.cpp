@@ -135,6 +135,7 @@ std::vector<Found> discover() {
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
       info.is_pocl = is_pocl(info);
+      info.host_unified_memory = device_value<cl_bool>(device, CL_DEVICE_HOST_UNIFIED_MEMORY) != CL_FALSE;
       found.push_back({platform, device, info, g_basic_is_ours && is_pocl_single_threaded(info)});
     }
   }
@@ -297,17 +298,32 @@ bool Device::shares_host_memory() {
   return shares_host_memory_;
 }
 
-ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name) {
+bool Device::keeps_host_memory() const {
+  return (info_.is_cpu || info_.host_unified_memory) && !discrete_memory_forced();
+}
+
+DeviceMemory& Device::memory() {
+  std::call_once(memory_made_, [this] {
+    memory_ = std::make_unique<DeviceMemory>(context_.get(), device_, info_.global_memory);
+  });
+  return *memory_;
+}
+
+void Device::check_buffer_size(size_t bytes, const std::string& tensor_name) const {
   if (info_.max_allocation && bytes > info_.max_allocation) {
     throw ValueError("the tensor '" + tensor_name + "' spans " + std::to_string(bytes) +
                      " bytes, more than the " + std::to_string(info_.max_allocation) +
                      " bytes of the largest buffer " + info_.platform + " " + info_.name +
                      " allows (CL_DEVICE_MAX_MEM_ALLOC_SIZE); split the work into smaller tensors");
   }
+}
+
+ClMem Device::wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name) {
+  check_buffer_size(bytes, tensor_name);
   cl_int status = CL_SUCCESS;
   if (!shares_host_memory()) {
-    cl_mem_flags flags = CL_MEM_READ_WRITE | (info_.is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
-    ClMem memory(clCreateBuffer(context_.get(), flags, bytes, data, &status));
+    ClMem memory(
+        clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &status));
     check(status, "clCreateBuffer");
     return memory;
   }

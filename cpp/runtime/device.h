@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device_memory.h"
 #include "runtime/opencl.h"
 
 namespace nt {
@@ -50,6 +51,8 @@ struct DeviceInfo {
   cl_ulong local_memory = 0;
   cl_uint compute_units = 1;
   bool is_pocl = false;  // a CPU device of PoCL (Portable Computing Language)
+  // Does the device use the host's memory (an integrated GPU)? CL_DEVICE_HOST_UNIFIED_MEMORY.
+  bool host_unified_memory = false;
 };
 
 class Device {
@@ -71,16 +74,25 @@ class Device {
   // The single-threaded companion for small launches (same context), or null.
   const std::shared_ptr<Device>& small() const { return small_; }
 
+  // Do launches wrap host memory (CL_MEM_USE_HOST_PTR: CPUs and integrated
+  // GPUs, zero-copy) rather than copy it to device memory (discrete GPUs,
+  // through memory())?
+  bool keeps_host_memory() const;
   // Does a CL_MEM_USE_HOST_PTR buffer on this device read and write the host
   // memory itself (no copies, so no map needed to see a kernel's writes)?
   // Probed once with a small kernel over aligned and unaligned memory.
   bool shares_host_memory();
 
-  // A buffer over host memory [data, data + bytes). On a device that shares
-  // host memory, buffers are views of it and this thread's last few are
-  // reused. A region larger than the device's largest buffer is a
-  // ValueError naming the tensor `tensor_name`.
+  // A buffer over host memory [data, data + bytes), on a device that keeps
+  // host memory. On a device that shares it, buffers are views of it and
+  // this thread's last few are reused.
   ClMem wrap_host_memory(void* data, size_t bytes, const std::string& tensor_name);
+  // A region larger than the device's largest buffer is a ValueError naming
+  // the tensor `tensor_name`.
+  void check_buffer_size(size_t bytes, const std::string& tensor_name) const;
+  // The device buffers and staging memory of launches on a device that does
+  // not keep host memory (made on first use).
+  DeviceMemory& memory();
 
  private:
   // The companion: a device of `main`'s context.
@@ -94,6 +106,8 @@ class Device {
   ClContext context_;
   std::once_flag probed_;
   bool shares_host_memory_ = false;
+  std::once_flag memory_made_;
+  std::unique_ptr<DeviceMemory> memory_;
   std::shared_ptr<Device> small_;
 };
 

@@ -25,19 +25,28 @@ KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& 
   if (device_->info().is_pocl) turns_ = &turns_of(kernel_name);
 }
 
-void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool written,
+void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool needed, bool written,
                                 const std::string& tensor_name) {
   // OpenCL has no empty buffers: an empty tensor still gets one byte of storage.
   static char empty = 0;
   if (bytes == 0) {
     data = &empty;
     bytes = 1;
-    written = false;
+    needed = written = false;
   }
-  ClMem memory = device_->wrap_host_memory(data, bytes, tensor_name);
-  cl_mem handle = memory.get();
+  Buffer buffer{{}, data, bytes, needed, written, 0};
+  if (buffers_.empty()) discrete_ = !device_->keeps_host_memory();
+  if (!discrete_) {
+    buffer.memory = device_->wrap_host_memory(data, bytes, tensor_name);
+  } else {
+    device_->check_buffer_size(bytes, tensor_name);
+    DeviceBufferPool::Lease lease = device_->memory().buffers().acquire(bytes);
+    buffer.memory = std::move(lease.memory);
+    buffer.capacity = lease.capacity;
+  }
+  cl_mem handle = buffer.memory.get();
   check(clSetKernelArg(kernel_.get(), index, sizeof(cl_mem), &handle), "clSetKernelArg");
-  buffers_.push_back({std::move(memory), data, bytes, written});
+  buffers_.push_back(std::move(buffer));
 }
 
 void KernelLauncher::set_scalar(cl_uint index, const void* value, size_t size) {
@@ -64,12 +73,41 @@ void wait_for(cl_command_queue queue, const ClEvent& event) {
 
 }  // namespace
 
+void KernelLauncher::run_on_device_memory(cl_command_queue queue, size_t num_programs, size_t local_size,
+                                          ClEvent& event) {
+  Transfers transfers(device_->memory(), queue);
+  try {
+    for (const Buffer& buffer : buffers_)
+      if (buffer.needed) transfers.to_device(buffer.memory.get(), buffer.host, buffer.bytes);
+    if (num_programs > 0) {
+      cl_event raw_event = nullptr;
+      check(clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &num_programs, &local_size, 0, nullptr,
+                                   &raw_event),
+            "clEnqueueNDRangeKernel");
+      event = ClEvent(raw_event);
+    }
+    for (const Buffer& buffer : buffers_)
+      if (buffer.written) transfers.to_host(buffer.memory.get(), buffer.host, buffer.bytes);
+    wait_for(queue, event);
+  } catch (...) {
+    // Nothing enqueued may outlive the launch: it reads and writes the caller's memory.
+    clFinish(queue);
+    buffers_.clear();
+    throw;
+  }
+  for (Buffer& buffer : buffers_)
+    device_->memory().buffers().release({std::move(buffer.memory), buffer.capacity});
+}
+
 double KernelLauncher::launch(size_t num_programs, size_t local_size) {
   cl_command_queue queue = device_->queue();
   std::unique_lock<std::mutex> turn;
   if (turns_) turn = std::unique_lock(*turns_);
   ClEvent event;
-  if (num_programs > 0) {
+  if (buffers_.empty()) discrete_ = !device_->keeps_host_memory();
+  if (discrete_) {
+    run_on_device_memory(queue, num_programs, local_size, event);
+  } else if (num_programs > 0) {
     cl_event raw_event = nullptr;
     check(clEnqueueNDRangeKernel(queue, kernel_.get(), 1, nullptr, &num_programs, &local_size, 0, nullptr,
                                  &raw_event),
@@ -77,25 +115,20 @@ double KernelLauncher::launch(size_t num_programs, size_t local_size) {
     event = ClEvent(raw_event);
   }
   // A device that shares host memory has written into it already. Other
-  // CPU devices need a map to make their writes visible in the host memory
-  // they wrap; elsewhere written buffers are read back. All of it is
-  // enqueued behind the kernel and waited for once.
+  // devices that keep host memory need a map to make their writes visible in
+  // the host memory they wrap, enqueued behind the kernel and waited for once.
   std::vector<void*> mapped(buffers_.size(), nullptr);
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    Buffer& buffer = buffers_[i];
-    cl_int status = CL_SUCCESS;
-    if (!buffer.written || device_->shares_host_memory()) continue;
-    if (device_->info().is_cpu) {
+  if (!discrete_) {
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      Buffer& buffer = buffers_[i];
+      cl_int status = CL_SUCCESS;
+      if (!buffer.written || device_->shares_host_memory()) continue;
       mapped[i] = clEnqueueMapBuffer(queue, buffer.memory.get(), CL_FALSE, CL_MAP_READ, 0, buffer.bytes, 0,
                                      nullptr, nullptr, &status);
       check(status, "clEnqueueMapBuffer");
-    } else {
-      check(clEnqueueReadBuffer(queue, buffer.memory.get(), CL_FALSE, 0, buffer.bytes, buffer.host, 0,
-                                nullptr, nullptr),
-            "clEnqueueReadBuffer");
     }
+    wait_for(queue, event);
   }
-  wait_for(queue, event);
   for (size_t i = 0; i < buffers_.size(); ++i) {
     if (mapped[i]) {
       check(clEnqueueUnmapMemObject(queue, buffers_[i].memory.get(), mapped[i], 0, nullptr, nullptr),

@@ -7,10 +7,11 @@
 // In: a built program, a kernel name, arguments (host memory regions and
 // scalars) and the number of programs. Out: the kernel has run over a 1-D
 // grid of that many work-items (one program per work-item) and its writes
-// are visible in the host memory when launch() returns. On a CPU device host
-// memory is wrapped, not copied (CL_MEM_USE_HOST_PTR; see
-// Device::wrap_host_memory); elsewhere it is copied in, and regions marked
-// written are copied back.
+// are visible in the host memory when launch() returns. On a device that
+// keeps host memory (CPUs, integrated GPUs) it is wrapped, not copied
+// (CL_MEM_USE_HOST_PTR; see Device::wrap_host_memory). On a discrete device
+// each region lives in a pooled device buffer (device_memory.h): copied in
+// when the kernel needs its contents, back when the kernel writes it.
 //
 // PoCL: launches of one kernel (by name) take turns, process-wide within
 // this copy of the runtime. PoCL 3.1 keeps one loaded work-group function
@@ -43,8 +44,11 @@ class KernelLauncher {
   KernelLauncher(std::shared_ptr<Device> device, const ClProgram& program, const std::string& kernel_name);
 
   // Argument `index` is the host memory [data, data + bytes) of the tensor
-  // `tensor_name` (named in errors).
-  void set_buffer(cl_uint index, void* data, size_t bytes, bool written, const std::string& tensor_name);
+  // `tensor_name` (named in errors). `needed`: the kernel reads it, or may
+  // leave some of it unwritten (a discrete device copies it in); `written`:
+  // the kernel writes it (its writes must reach the host memory).
+  void set_buffer(cl_uint index, void* data, size_t bytes, bool needed, bool written,
+                  const std::string& tensor_name);
   // Argument `index` is a scalar passed by value.
   void set_scalar(cl_uint index, const void* value, size_t size);
   template <typename T>
@@ -61,13 +65,18 @@ class KernelLauncher {
     ClMem memory;
     void* host;
     size_t bytes;
+    bool needed;
     bool written;
+    size_t capacity;  // a pooled device buffer's size class; 0 for wrapped host memory
   };
+  // The copies in, the kernel and the copies back on a discrete device.
+  void run_on_device_memory(cl_command_queue queue, size_t num_programs, size_t local_size, ClEvent& event);
 
   std::shared_ptr<Device> device_;
   ClKernel kernel_;
   std::mutex* turns_ = nullptr;  // on PoCL: the kernel name's turns (see above)
   std::vector<Buffer> buffers_;
+  bool discrete_ = false;  // this launch's buffers are pooled device buffers
 };
 
 }  // namespace nt

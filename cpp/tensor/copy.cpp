@@ -33,6 +33,7 @@ TensorPtr HierarchyCopier::copy(const Tensor& level) {
   result->constexpr_ = level.constexpr_;
   result->value_ = level.value_;
   result->index_map_ = replacements_.empty() ? level.index_map_ : copy_node(level.index_map_);
+  result->covers_base_ = level.covers_base_;
   return result;
 }
 
@@ -61,7 +62,7 @@ TensorPtr Tensor::substituted(const SymbolMap& replacements) const {
 }
 
 TensorFields Tensor::fields() const {
-  return {name_, shape_, indices_, dtype_, source_, other_, constexpr_, value_, index_map_};
+  return {name_, shape_, indices_, dtype_, source_, other_, constexpr_, value_, index_map_, covers_base_};
 }
 
 TensorPtr Tensor::blank() { return std::shared_ptr<Tensor>(new Tensor()); }
@@ -81,6 +82,7 @@ void Tensor::restore(TensorFields fields) {
   source_ = std::move(fields.source);
   other_ = std::move(fields.other);
   constexpr_ = fields.constexpr_;
+  covers_base_ = fields.covers_base;
   value_ = std::move(fields.value);
   index_map_ = std::move(fields.index_map);
 }

@@ -169,7 +169,14 @@ TensorPtr Tensor::derive(std::vector<Expr> shape, std::vector<Expr> indices, Ele
   tensor->dtype_ = std::move(dtype);
   tensor->source_ = source_ ? source_ : std::const_pointer_cast<Tensor>(shared_from_this());
   tensor->index_map_ = std::move(index_map);
+  tensor->covers_base_ = covers_base_;
   return tensor;
+}
+
+bool Tensor::covers_source() const {
+  for (const Tensor* level : levels())
+    if (!level->covers_base_) return false;
+  return true;
 }
 
 int64_t Tensor::normalize_dim(int64_t dim, int64_t ndim) const {
@@ -194,6 +201,7 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape, const std::optional<
   if (dilation) check_length(dilation->size(), "dilation");
 
   std::vector<Expr> outer_shape, inner_shape;
+  bool covering = !floor_mode;  // strides of one tile and no dilation reach every element
   std::vector<Expr> outer_indices = fresh_index_vars(ndim());
   std::vector<Expr> inner_indices = fresh_index_vars(ndim());
   std::vector<IndexBinding> bindings;
@@ -204,6 +212,7 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape, const std::optional<
     require_positive(stride, "tile stride", d);
     Expr spacing = dilation ? (*dilation)[d] : Expr(1);
     require_positive(spacing, "tile dilation", d);
+    covering = covering && spacing.is_int(1) && equal(stride, tile_size);
 
     Expr span = sub(sub(shape_[d], mul(spacing, sub(tile_size, 1))), 1);
     Expr outer_size =
@@ -217,6 +226,7 @@ TensorPtr Tensor::tile(const std::vector<Expr>& tile_shape, const std::optional<
   IndexMapRef node = make_index_map_node(std::move(bindings), {index_map_});
   TensorPtr inner = derive(inner_shape, inner_indices, dtype_, node);
   TensorPtr outer = derive(outer_shape, outer_indices, inner, node);
+  inner->covers_base_ = outer->covers_base_ = covers_base_ && covering;
   return outer;
 }
 
@@ -384,6 +394,7 @@ TensorPtr Tensor::ravel() const {
   TensorPtr result = derive(new_shape, new_indices, scalar_dtype(),
                             make_index_map_node(std::move(bindings), std::move(inputs)));
   result->name_ = source_ref().name_;  // as upstream: a raveled tensor takes its source's name
+  result->covers_base_ = covers_source();
   return result;
 }
 
@@ -489,6 +500,7 @@ TensorPtr Tensor::index(const std::vector<IndexItem>& items) const {
 
   std::vector<Expr> new_shape, new_indices;
   std::vector<IndexBinding> bindings;
+  bool covering = true;  // only full slices and new axes keep every element
   size_t d = 0;
   for (const auto& item : expanded) {
     if (item.kind == IndexItem::Kind::NewAxis) {
@@ -508,8 +520,10 @@ TensorPtr Tensor::index(const std::vector<IndexItem>& items) const {
         if (value < 0) position = sub(size, -value);
       }
       bindings.push_back({indices_[d]->name, position, size, true});
+      covering = false;
     } else {
       SliceBounds bounds = slice_bounds(item, size, d);
+      covering = covering && !item.start && !item.stop && (!item.step || item.step->is_int(1));
       new_shape.push_back(bounds.length);
       new_indices.push_back(fresh_index_var());
       Expr value = add(bounds.start, mul(new_indices.back(), bounds.step));
@@ -519,6 +533,7 @@ TensorPtr Tensor::index(const std::vector<IndexItem>& items) const {
   }
   TensorPtr result =
       derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  result->covers_base_ = covers_base_ && covering;
   return result;
 }
 

@@ -54,6 +54,7 @@ struct TensorFields {
   bool constexpr_ = false;
   std::optional<Expr> value;
   IndexMapRef index_map;
+  bool covers_base = false;
 };
 
 // One entry of `t[...]`.
@@ -84,6 +85,14 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   bool is_constexpr() const { return constexpr_; }
   const std::optional<Expr>& value() const { return value_; }
   const IndexMapRef& index_map() const { return index_map_; }
+  // Does every element of the source lie under some position of this level
+  // and the levels below it? Known from how the levels were derived: tile
+  // with its default strides and no dilation or floor mode, expand, squeeze,
+  // unsqueeze, permute, flatten, ravel, pad and full slices keep every
+  // element; an integer index, a partial slice or another tiling may drop
+  // some. False when unknown. A kernel that stores whole blocks of such a
+  // tensor writes all of it (a discrete device need not copy it in first).
+  bool covers_source() const;
 
   // Source tensors only: `<name>_size_<d>` / `<name>_stride_<d>` as symbols.
   Expr size_symbol(size_t dim) const;
@@ -139,6 +148,9 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   bool constexpr_ = false;
   std::optional<Expr> value_;
   IndexMapRef index_map_;
+  // Do this level's positions, with those of the level it was derived from,
+  // reach every element of that level's base (a source covers itself)?
+  bool covers_base_ = true;
 };
 
 // A fresh index variable (`ninetoothed_index_<n>`), unique in the process.

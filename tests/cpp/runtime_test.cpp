@@ -35,7 +35,7 @@ TEST(Runtime, UnknownDeviceSelectorNamesTheDevices) {
   }
 }
 
-TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) {
+void add_over_host_memory() {
   auto device = current_device();
   const long n = 1000 + std::random_device()() % 100;
   const long block = 64;
@@ -46,13 +46,32 @@ TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) {
 
   ClProgram program = ProgramCache::instance().get(*device, kAddSource, "-DBLOCK=" + std::to_string(block));
   KernelLauncher launcher(device, program, "add");
-  launcher.set_buffer(0, x.data(), n * sizeof(float), false, "x");
-  launcher.set_buffer(1, y.data(), n * sizeof(float), false, "y");
-  launcher.set_buffer(2, z.data(), n * sizeof(float), true, "z");
+  launcher.set_buffer(0, x.data(), n * sizeof(float), true, false, "x");
+  launcher.set_buffer(1, y.data(), n * sizeof(float), true, false, "y");
+  launcher.set_buffer(2, z.data(), n * sizeof(float), false, true, "z");
   launcher.set_scalar<cl_long>(3, n);
   launcher.launch((n + block - 1) / block);
   for (long i = 0; i < n; ++i) ASSERT_EQ(z[i], x[i] + y[i]) << "at " << i;
   EXPECT_EQ(z[n], -12345.0f);
+}
+
+TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) { add_over_host_memory(); }
+
+// As on a discrete GPU: pooled device buffers, regions over 1000 bytes staged
+// through 96-byte slots (many pieces per region, a partial last one), the
+// smaller ones copied directly; twice, so that the second launch reuses the
+// pool's buffers and the ring.
+TEST(Runtime, AddRunsOverDeviceMemoryWithStagedCopies) {
+  set_discrete_memory_for_testing(true, 96, 1000);
+  TransferCounts before = transfer_counts();
+  add_over_host_memory();
+  add_over_host_memory();
+  TransferCounts after = transfer_counts();
+  set_discrete_memory_for_testing(false, 0, 0);
+  EXPECT_GT(after.staged_in, before.staged_in);
+  EXPECT_GT(after.staged_out, before.staged_out);
+  // x and y copied in, z (needed: false) only out.
+  EXPECT_EQ(after.bytes_in - before.bytes_in, 2 * (after.bytes_out - before.bytes_out));
 }
 
 // PoCL's basic device, when the process did not choose POCL_DEVICES, is the
@@ -74,15 +93,15 @@ TEST(Runtime, SmallCompanionSharesTheContextAndHasItsOwnPrograms) {
   EXPECT_NE(on_small.get(), on_device.get());
   // The same host memory through both devices in turn: z = x + y, then z = z + y.
   KernelLauncher first(small, on_small, "add");
-  first.set_buffer(0, x.data(), n * sizeof(float), false, "x");
-  first.set_buffer(1, y.data(), n * sizeof(float), false, "y");
-  first.set_buffer(2, z.data(), n * sizeof(float), true, "z");
+  first.set_buffer(0, x.data(), n * sizeof(float), true, false, "x");
+  first.set_buffer(1, y.data(), n * sizeof(float), true, false, "y");
+  first.set_buffer(2, z.data(), n * sizeof(float), false, true, "z");
   first.set_scalar<cl_long>(3, n);
   first.launch((n + block - 1) / block);
   KernelLauncher second(device, on_device, "add");
-  second.set_buffer(0, z.data(), n * sizeof(float), false, "z");
-  second.set_buffer(1, y.data(), n * sizeof(float), false, "y");
-  second.set_buffer(2, z.data(), n * sizeof(float), true, "z");
+  second.set_buffer(0, z.data(), n * sizeof(float), true, false, "z");
+  second.set_buffer(1, y.data(), n * sizeof(float), true, false, "y");
+  second.set_buffer(2, z.data(), n * sizeof(float), false, true, "z");
   second.set_scalar<cl_long>(3, n);
   second.launch((n + block - 1) / block);
   for (long i = 0; i < n; ++i) ASSERT_EQ(z[i], (x[i] + y[i]) + y[i]) << "at " << i;

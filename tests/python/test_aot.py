@@ -424,7 +424,7 @@ def test_a_damaged_launch_plan_is_a_value_error(damage):
     kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1) for _ in range(3)))
     plan = kernel._specialize(kernel._default_signature()).launch_plan()
     damaged = {
-        "magic": plan.replace(b"launch-plan 1", b"launch-plan 9"),
+        "magic": plan.replace(b"launch-plan 2", b"launch-plan 9"),
         "truncated": plan[: len(plan) - 40],
         "expression": plan.replace(b"private_bytes\t0", b"private_bytes\t0 +* 1"),
         "parameter": plan.replace(b"arg\t0\t0", b"arg\t0\t7"),
