@@ -40,6 +40,23 @@ struct Span {
   int64_t elements() const { return empty ? 0 : hi - lo + 1; }
 };
 
+// Does the tensor hold each element of its span exactly once (no gaps, no
+// overlaps)?
+bool fills_its_span(const TensorArg& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 0) return true;  // no elements, an empty span
+    if (t.shape[d] > 1) dims.emplace_back(t.strides[d] < 0 ? -t.strides[d] : t.strides[d], t.shape[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 Span span_of(const TensorArg& t) {
   Span span;
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -441,13 +458,15 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
-        // A dense tensor the kernel overwrites whole need not be copied in
-        // (a discrete device); any other it writes keeps what it does not write.
-        int64_t elements = 1;
-        for (int64_t n : t.shape) elements *= n;
-        const bool needed = p.read || (p.written && !(p.overwritten && span.elements() == elements));
+        // On a discrete device, a tensor the kernel overwrites whole is not
+        // copied in; one whose elements do not fill their span is copied back
+        // element by element, never over what lies between them.
+        const bool needed = p.read || (p.written && !p.overwritten);
+        ElementLayout layout;
+        const bool scattered = p.written && !fills_its_span(t);
+        if (scattered) layout = {static_cast<size_t>(item), t.shape, t.strides, -span.lo};
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
-                            p.name);
+                            p.name, scattered ? &layout : nullptr);
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();

@@ -18,6 +18,9 @@ namespace nt {
 namespace {
 
 constexpr const char* kMagic = "ninetoothed-launch-plan 2";
+// Plans of libraries built before parameters said whether the kernel reads or
+// overwrites them: read as read and not overwritten (always copied in).
+constexpr const char* kMagicVersion1 = "ninetoothed-launch-plan 1";
 
 std::string optional_text(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
@@ -160,7 +163,9 @@ std::string format_launch_plan(const LaunchPlan& plan) {
 LaunchPlan parse_launch_plan(const std::string& text) {
   Reader r(text);
   LaunchPlan plan;
-  if (r.next_record() != std::vector<std::string>{kMagic})
+  const std::vector<std::string> magic = r.next_record();
+  const bool version1 = magic == std::vector<std::string>{kMagicVersion1};
+  if (magic != std::vector<std::string>{kMagic} && !version1)
     r.fail("the first line is not '" + std::string(kMagic) + "'");
   auto names_of = [](const std::vector<std::string>& f) {
     return std::vector<std::string>(f.begin() + 1, f.end());
@@ -203,7 +208,7 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       expect_fields(r, f, 3);
       plan.default_config[f[1]] = r.integer(f[2]);
     } else if (tag == "param") {
-      expect_fields(r, f, 9);
+      expect_fields(r, f, version1 ? 7 : 9);
       auto dtype = dtype_from_name(f[2]);
       if (!dtype) r.fail("unknown dtype '" + f[2] + "'");
       PlanParam p;
@@ -213,8 +218,8 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       p.constexpr_ = r.flag(f[4]);
       p.written = r.flag(f[5]);
       p.has_outer_level = r.flag(f[6]);
-      p.read = r.flag(f[7]);
-      p.overwritten = r.flag(f[8]);
+      p.read = version1 || r.flag(f[7]);
+      p.overwritten = !version1 && r.flag(f[8]);
       plan.params.push_back(std::move(p));
       param = &plan.params.back();
     } else if (tag == "source_shape" || tag == "strides" || tag == "outer_shape" || tag == "middle_shape" ||

@@ -135,7 +135,11 @@ std::vector<Found> discover() {
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
       info.is_pocl = is_pocl(info);
-      info.host_unified_memory = device_value<cl_bool>(device, CL_DEVICE_HOST_UNIFIED_MEMORY) != CL_FALSE;
+      // Deprecated since OpenCL 2.0: a driver that does not answer has no unified memory.
+      cl_bool unified = CL_FALSE;
+      info.host_unified_memory = clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
+                                                 &unified, nullptr) == CL_SUCCESS &&
+                                 unified != CL_FALSE;
       found.push_back({platform, device, info, g_basic_is_ours && is_pocl_single_threaded(info)});
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 namespace nt {
@@ -96,7 +97,12 @@ void parallel_copy(void* dst, const void* src, size_t bytes) {
   };
   std::vector<std::thread> helpers;
   helpers.reserve(threads - 1);
-  for (size_t i = 1; i < threads; ++i) helpers.emplace_back(copy_part, i);
+  size_t i = 1;
+  try {
+    for (; i < threads; ++i) helpers.emplace_back(copy_part, i);
+  } catch (const std::system_error&) {  // no more threads: this one copies the rest
+  }
+  for (size_t rest = i; rest < threads; ++rest) copy_part(rest);
   copy_part(0);
   for (std::thread& t : helpers) t.join();
 }
@@ -154,6 +160,7 @@ void StagingRing::read(cl_command_queue queue, cl_mem memory, void* host, size_t
   const size_t pieces = (bytes + slot_bytes_ - 1) / slot_bytes_;
   auto issue = [&](size_t piece) {
     Slot& slot = slots_[piece % slots_.size()];
+    wait(slot);
     const size_t offset = piece * slot_bytes_, n = std::min(slot_bytes_, bytes - offset);
     cl_event event = nullptr;
     check(clEnqueueReadBuffer(queue, memory, CL_FALSE, offset, n, slot.host, 0, nullptr, &event),
@@ -189,11 +196,15 @@ std::unique_ptr<StagingRing> DeviceMemory::take_ring() {
       if (ring->slot_bytes() == slot_bytes) return ring;
     }
   }
-  return std::make_unique<StagingRing>(context_, device_, slot_bytes, kSlots);
+  try {
+    return std::make_unique<StagingRing>(context_, device_, slot_bytes, kSlots);
+  } catch (const RuntimeError&) {  // no pinned memory to be had: copy directly
+    return nullptr;
+  }
 }
 
 void DeviceMemory::give_back(std::unique_ptr<StagingRing> ring) {
-  constexpr size_t kIdleRings = 2;
+  constexpr size_t kIdleRings = 4;
   std::lock_guard lock(mutex_);
   if (idle_rings_.size() < kIdleRings) idle_rings_.push_back(std::move(ring));
 }
@@ -214,15 +225,18 @@ Transfers::~Transfers() {
   if (ring_) memory_.give_back(std::move(ring_));
 }
 
-StagingRing& Transfers::ring() {
-  if (!ring_) ring_ = memory_.take_ring();
-  return *ring_;
+StagingRing* Transfers::ring() {
+  if (!ring_ && !no_ring_) {
+    ring_ = memory_.take_ring();
+    no_ring_ = !ring_;
+  }
+  return ring_.get();
 }
 
 void Transfers::to_device(cl_mem memory, const void* host, size_t bytes) {
-  const bool staged = bytes > memory_.direct_limit();
-  if (staged) {
-    ring().write(queue_, memory, host, bytes);
+  StagingRing* ring = bytes > memory_.direct_limit() ? this->ring() : nullptr;
+  if (ring) {
+    ring->write(queue_, memory, host, bytes);
     g_staged_in += bytes;
   } else {
     check(clEnqueueWriteBuffer(queue_, memory, CL_FALSE, 0, bytes, host, 0, nullptr, nullptr),
@@ -232,9 +246,9 @@ void Transfers::to_device(cl_mem memory, const void* host, size_t bytes) {
 }
 
 void Transfers::to_host(cl_mem memory, void* host, size_t bytes) {
-  const bool staged = bytes > memory_.direct_limit();
-  if (staged) {
-    ring().read(queue_, memory, host, bytes);
+  StagingRing* ring = bytes > memory_.direct_limit() ? this->ring() : nullptr;
+  if (ring) {
+    ring->read(queue_, memory, host, bytes);
     g_staged_out += bytes;
   } else {
     check(clEnqueueReadBuffer(queue_, memory, CL_FALSE, 0, bytes, host, 0, nullptr, nullptr),

@@ -11,7 +11,7 @@
 //   allocate nor touch fresh device memory (an allocation's first use costs
 //   about as much as the copy into it). Idle buffers are kept up to a limit,
 //   the oldest freed first.
-// - Transfers of more than a few pages go through pinned host memory: a
+// - Transfers of more than 1 MiB go through pinned host memory: a
 //   StagingRing of a few slots that the DMA engine can read and write
 //   directly. A region moves slot by slot; the host's side of one slot
 //   (a memcpy split over several threads, pageable memory being slow to copy
@@ -104,7 +104,8 @@ class DeviceMemory {
   DeviceMemory(cl_context context, cl_device_id device, cl_ulong global_memory);
 
   DeviceBufferPool& buffers() { return buffers_; }
-  // A ring for one launch (an idle one, or a new one), and back.
+  // A ring for one launch (an idle one, or a new one; null when pinned
+  // memory cannot be had), and back (four idle ones are kept).
   std::unique_ptr<StagingRing> take_ring();
   void give_back(std::unique_ptr<StagingRing> ring);
 
@@ -138,11 +139,12 @@ class Transfers {
   void to_host(cl_mem memory, void* host, size_t bytes);
 
  private:
-  StagingRing& ring();
+  StagingRing* ring();  // null when no pinned memory could be had
 
   DeviceMemory& memory_;
   cl_command_queue queue_;
   std::unique_ptr<StagingRing> ring_;
+  bool no_ring_ = false;
 };
 
 // For tests: run launches on every device as on a discrete one (buffers in

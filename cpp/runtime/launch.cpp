@@ -1,6 +1,7 @@
 #include "runtime/launch.h"
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 
 namespace nt {
@@ -26,7 +27,7 @@ KernelLauncher::KernelLauncher(std::shared_ptr<Device> device, const ClProgram& 
 }
 
 void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool needed, bool written,
-                                const std::string& tensor_name) {
+                                const std::string& tensor_name, const ElementLayout* scattered) {
   // OpenCL has no empty buffers: an empty tensor still gets one byte of storage.
   static char empty = 0;
   if (bytes == 0) {
@@ -34,7 +35,8 @@ void KernelLauncher::set_buffer(cl_uint index, void* data, size_t bytes, bool ne
     bytes = 1;
     needed = written = false;
   }
-  Buffer buffer{{}, data, bytes, needed, written, 0};
+  Buffer buffer{{}, data, bytes, needed, written, 0, {}};
+  if (scattered && written) buffer.scattered = *scattered;
   if (buffers_.empty()) discrete_ = !device_->keeps_host_memory();
   if (!discrete_) {
     buffer.memory = device_->wrap_host_memory(data, bytes, tensor_name);
@@ -54,6 +56,35 @@ void KernelLauncher::set_scalar(cl_uint index, const void* value, size_t size) {
 }
 
 namespace {
+
+// Copies the elements `layout` places in a region from `src` to `dst`
+// (both regions of the same size), and nothing between them.
+void copy_elements(char* dst, const char* src, const ElementLayout& layout) {
+  const size_t ndim = layout.shape.size();
+  for (int64_t n : layout.shape)
+    if (n <= 0) return;
+  std::vector<int64_t> index(ndim, 0);
+  const int64_t inner = ndim ? layout.shape.back() : 1;
+  const int64_t inner_stride = ndim ? layout.strides.back() : 0;
+  while (true) {
+    int64_t at = layout.origin;
+    for (size_t d = 0; d + 1 < ndim; ++d) at += index[d] * layout.strides[d];
+    if (inner_stride == 1) {
+      std::memcpy(dst + at * layout.item, src + at * layout.item, inner * layout.item);
+    } else {
+      for (int64_t k = 0; k < inner; ++k) {
+        const int64_t e = (at + k * inner_stride) * static_cast<int64_t>(layout.item);
+        std::memcpy(dst + e, src + e, layout.item);
+      }
+    }
+    size_t d = ndim > 0 ? ndim - 1 : 0;
+    while (d-- > 0) {
+      if (++index[d] < layout.shape[d]) break;
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
 
 // Waits for the queue. A short kernel finishes in microseconds: polling its
 // event for a moment answers sooner than sleeping in clFinish.
@@ -76,6 +107,7 @@ void wait_for(cl_command_queue queue, const ClEvent& event) {
 void KernelLauncher::run_on_device_memory(cl_command_queue queue, size_t num_programs, size_t local_size,
                                           ClEvent& event) {
   Transfers transfers(device_->memory(), queue);
+  std::vector<std::vector<char>> copies;  // written regions of scattered elements, copied back whole
   try {
     for (const Buffer& buffer : buffers_)
       if (buffer.needed) transfers.to_device(buffer.memory.get(), buffer.host, buffer.bytes);
@@ -86,14 +118,25 @@ void KernelLauncher::run_on_device_memory(cl_command_queue queue, size_t num_pro
             "clEnqueueNDRangeKernel");
       event = ClEvent(raw_event);
     }
-    for (const Buffer& buffer : buffers_)
-      if (buffer.written) transfers.to_host(buffer.memory.get(), buffer.host, buffer.bytes);
+    for (const Buffer& buffer : buffers_) {
+      if (!buffer.written) continue;
+      void* host = buffer.host;
+      if (buffer.scattered) host = copies.emplace_back(buffer.bytes).data();
+      transfers.to_host(buffer.memory.get(), host, buffer.bytes);
+    }
     wait_for(queue, event);
   } catch (...) {
     // Nothing enqueued may outlive the launch: it reads and writes the caller's memory.
     clFinish(queue);
     buffers_.clear();
+    // An allocation the driver made lazily may have failed: idle buffers give their memory back.
+    device_->memory().buffers().clear();
     throw;
+  }
+  size_t copy = 0;
+  for (const Buffer& buffer : buffers_) {
+    if (buffer.written && buffer.scattered)
+      copy_elements(static_cast<char*>(buffer.host), copies[copy++].data(), *buffer.scattered);
   }
   for (Buffer& buffer : buffers_)
     device_->memory().buffers().release({std::move(buffer.memory), buffer.capacity});

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@
 #include "runtime/opencl.h"
 
 namespace nt {
+
+// Where a tensor's elements lie in its host memory region, when they do not
+// fill it (a strided view: its region holds other tensors' elements too).
+struct ElementLayout {
+  size_t item = 0;                      // bytes per element
+  std::vector<int64_t> shape, strides;  // strides in elements, any sign
+  int64_t origin = 0;                   // element (0, ..., 0), in elements from the region's start
+};
 
 class KernelLauncher {
  public:
@@ -47,8 +56,12 @@ class KernelLauncher {
   // `tensor_name` (named in errors). `needed`: the kernel reads it, or may
   // leave some of it unwritten (a discrete device copies it in); `written`:
   // the kernel writes it (its writes must reach the host memory).
+  // `scattered`: where the elements lie when they do not fill the region; a
+  // discrete device then copies back those elements alone, so a launch never
+  // writes what lies between them (another tensor's elements, or another
+  // launch's results).
   void set_buffer(cl_uint index, void* data, size_t bytes, bool needed, bool written,
-                  const std::string& tensor_name);
+                  const std::string& tensor_name, const ElementLayout* scattered = nullptr);
   // Argument `index` is a scalar passed by value.
   void set_scalar(cl_uint index, const void* value, size_t size);
   template <typename T>
@@ -68,6 +81,7 @@ class KernelLauncher {
     bool needed;
     bool written;
     size_t capacity;  // a pooled device buffer's size class; 0 for wrapped host memory
+    std::optional<ElementLayout> scattered;
   };
   // The copies in, the kernel and the copies back on a discrete device.
   void run_on_device_memory(cl_command_queue queue, size_t num_programs, size_t local_size, ClEvent& event);

@@ -238,6 +238,7 @@ TensorPtr Tensor::expand(const std::vector<Expr>& shape) const {
   std::vector<Expr> new_shape;
   std::vector<Expr> new_indices = fresh_index_vars(ndim());
   std::vector<IndexBinding> bindings;
+  bool covering = true;  // a dimension not known to be of size 1 may lose all but its first element
   for (size_t d = 0; d < ndim(); ++d) {
     const Expr& size = shape[d];
     if (size.is_int(-1) || equal(size, shape_[d])) {
@@ -255,14 +256,17 @@ TensorPtr Tensor::expand(const std::vector<Expr>& shape) const {
     }
     new_shape.push_back(size);
     bindings.push_back({indices_[d]->name, Expr(0), shape_[d], false});
+    covering = covering && shape_[d].is_int(1);
   }
   TensorPtr result =
       derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  result->covers_base_ = covers_base_ && covering;
   return result;
 }
 
 TensorPtr Tensor::squeeze(const std::vector<int64_t>& dims) const {
   std::vector<bool> removed(ndim(), false);
+  bool covering = true;  // a dimension not known to be of size 1 may lose all but its first element
   for (int64_t dim : dims) {
     size_t d = static_cast<size_t>(normalize_dim(dim, static_cast<int64_t>(ndim())));
     if (known_not_one(shape_[d])) {
@@ -270,6 +274,7 @@ TensorPtr Tensor::squeeze(const std::vector<int64_t>& dims) const {
                        ", not 1");
     }
     removed[d] = true;
+    covering = covering && shape_[d].is_int(1);
   }
   std::vector<Expr> new_shape, new_indices;
   std::vector<IndexBinding> bindings;
@@ -284,6 +289,7 @@ TensorPtr Tensor::squeeze(const std::vector<int64_t>& dims) const {
   }
   TensorPtr result =
       derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  result->covers_base_ = covers_base_ && covering;
   return result;
 }
 
@@ -406,8 +412,11 @@ TensorPtr Tensor::pad(const std::vector<std::pair<Expr, Expr>>& pads) const {
   std::vector<Expr> new_shape;
   std::vector<Expr> new_indices = fresh_index_vars(ndim());
   std::vector<IndexBinding> bindings;
+  bool covering = true;  // a negative (or unknown) pad crops
   for (size_t d = 0; d < ndim(); ++d) {
     const auto& [before, after] = pads[d];
+    covering =
+        covering && before.is_int() && before->int_value >= 0 && after.is_int() && after->int_value >= 0;
     Expr size = add(add(shape_[d], before), after);
     if (size.is_int() && size->int_value < 0) {
       throw ValueError("pad: dimension " + std::to_string(d) + " would have negative size " +
@@ -418,6 +427,7 @@ TensorPtr Tensor::pad(const std::vector<std::pair<Expr, Expr>>& pads) const {
   }
   TensorPtr result =
       derive(new_shape, new_indices, dtype_, make_index_map_node(std::move(bindings), {index_map_}));
+  result->covers_base_ = covers_base_ && covering;
   return result;
 }
 

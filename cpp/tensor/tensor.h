@@ -87,10 +87,12 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   const IndexMapRef& index_map() const { return index_map_; }
   // Does every element of the source lie under some position of this level
   // and the levels below it? Known from how the levels were derived: tile
-  // with its default strides and no dilation or floor mode, expand, squeeze,
-  // unsqueeze, permute, flatten, ravel, pad and full slices keep every
-  // element; an integer index, a partial slice or another tiling may drop
-  // some. False when unknown. A kernel that stores whole blocks of such a
+  // with its default strides and no dilation or floor mode, expand and
+  // squeeze of dimensions of size 1, unsqueeze, permute, flatten, ravel, pad
+  // by amounts known not negative and full slices keep every element; an
+  // integer index, a partial slice, another tiling, a crop or a dimension
+  // not known to be of size 1 squeezed or expanded may drop some. False when
+  // unknown. A kernel that stores whole blocks of such a
   // tensor writes all of it (a discrete device need not copy it in first).
   bool covers_source() const;
 

@@ -4,7 +4,8 @@
 # headers and libOpenCL.so.1 from the CUDA toolkit), registers NVIDIA's OpenCL driver in
 # /etc/OpenCL/vendors/nvidia.icd when missing, runs kernel tests on the NVIDIA device
 # (NINETOOTHED_DEVICE=NVIDIA), then prints the GPU benchmark table (benchmarks/gpu.py).
-# Usage: [GPU_TEST_SECONDS=n] scripts/gpu/run.sh [pytest files...]   (default: the tutorial's and the AOT tests)
+# Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] scripts/gpu/run.sh [pytest files...]
+#   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
@@ -32,6 +33,7 @@ echo "[gpu] tests: $*"
 status=0
 timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider "$@" || status=$?
 [ $status -eq 0 ] || echo "[gpu] tests failed or timed out (exit $status)"
+[ "${GPU_BENCHMARK:-1}" = 0 ] && exit $status
 echo "[gpu] benchmark"
 "$PYTHON" benchmarks/gpu.py
 exit $status

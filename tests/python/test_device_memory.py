@@ -96,8 +96,43 @@ def test_an_output_with_gaps_keeps_them():
     expected[:, 50:250] = x.view(37, 200) + y.view(37, 200)
     assert torch.equal(matrix, expected)
     span = (36 * 301 + 249 - 50 + 1) * 4
-    assert moved["bytes_in"] == 2 * 37 * 200 * 4 + span  # the output's span too: it has gaps
-    assert moved["bytes_out"] == span
+    assert moved["bytes_in"] == 2 * 37 * 200 * 4  # the output is written whole: not copied in
+    assert moved["bytes_out"] == span  # its span comes back, and only its elements are copied out of it
+
+
+def _halves_arrangement(x, even, odd):
+    tile = (BLOCK_M, BLOCK_N)
+    return x.tile(tile), even.tile(tile), odd.tile(tile)
+
+
+def _halves_application(x, even, odd):
+    even = x * 2  # noqa: F841
+    odd = x - 1  # noqa: F841
+
+
+def test_outputs_that_interleave_keep_each_other():
+    # Two outputs, the even and the odd columns of one matrix: each one's span holds the other's
+    # elements, so copying a span back whole would undo the other's results.
+    kernel = ninetoothed.make(_halves_arrangement, _halves_application, (Tensor(2), Tensor(2), Tensor(2)))
+    z = torch.full((33, 402), float("nan"))
+    x = torch.randn(33, 201)
+    kernel(x, z[:, ::2], z[:, 1::2], BLOCK_M=16, BLOCK_N=64)
+    assert torch.equal(z[:, ::2], x * 2)
+    assert torch.equal(z[:, 1::2], x - 1)
+
+
+def _crop_arrangement(x, z):
+    return x.tile((BLOCK,)), z.pad(((-1, 0),)).tile((BLOCK,))
+
+
+def test_a_cropping_pad_keeps_what_it_crops():
+    kernel = ninetoothed.make(_crop_arrangement, _copy_application, (Tensor(1), Tensor(1)))
+    x, z = torch.randn(999), torch.randn(1000)
+    first = z[0].item()
+    moved = copied(lambda: kernel(x, z, BLOCK=128))
+    assert z[0].item() == first
+    assert torch.equal(z[1:], x)
+    assert moved["bytes_in"] == (999 + 1000) * 4  # z too: the arrangement does not reach z[0]
 
 
 def _rows_arrangement(x, y, z):
@@ -108,12 +143,13 @@ def _rows_application(x, y, z):
     z = x + y  # noqa: F841
 
 
+def _copy_application(x, z):
+    z = x  # noqa: F841
+
+
 def _every_other_arrangement(x, z):
     return x.tile((BLOCK,)), z[::2].tile((BLOCK,))
 
-
-def _copy_application(x, z):
-    z = x  # noqa: F841
 
 
 def test_an_arrangement_that_skips_elements_keeps_them():
