@@ -417,6 +417,31 @@ def test_a_launch_plan_reads_back_as_the_same_kernel(tmp_path):
         assert torch.allclose(output, expected, equal_nan=False, atol=1e-5)
 
 
+def test_a_version_1_launch_plan_still_launches():
+    # Libraries built before parameters said whether the kernel reads or overwrites them embed
+    # version-1 plans: every tensor is then taken as read (a discrete device copies it in).
+    from ninetoothed import _core
+
+    kernel = ninetoothed.make(add_arrangement, add_application, tuple(Tensor(1) for _ in range(3)))
+    compiled = kernel._specialize(kernel._default_signature())
+    lines = compiled.launch_plan().split(b"\n")
+    assert lines[0] == b"ninetoothed-launch-plan 2"
+    old = [b"ninetoothed-launch-plan 1"]
+    for line in lines[1:]:
+        if line.startswith(b"param\t"):
+            fields = line.split(b"\t")
+            assert len(fields) == 9
+            line = b"\t".join(fields[:7])
+        old.append(line)
+    again = _core.CompiledKernel(b"\n".join(old))
+    x, y, z = torch.randn(1001), torch.randn(1001), torch.full((1001,), float("nan"))
+    again.launch([(t.data_ptr(), tuple(t.shape), t.stride()) for t in (x, y, z)], {}, compiled.default_config)
+    assert torch.equal(z, x + y)
+    # The output is taken as read (version 1 says nothing), and not overwritten.
+    assert b"param\toutput\tfloat32\t0\t0\t1\t1\t1\t0" in again.launch_plan()
+    assert b"param\toutput\tfloat32\t0\t0\t1\t1\t0\t1" in compiled.launch_plan()
+
+
 @pytest.mark.parametrize("damage", ("magic", "truncated", "expression", "parameter", "record"))
 def test_a_damaged_launch_plan_is_a_value_error(damage):
     from ninetoothed import _core
