@@ -411,9 +411,12 @@ void bind_launch(py::module_& m) {
       "Bytes launches copied to and from device memory in this process (on discrete devices). "
       "Internal: for tests and measurements.");
   m.def(
-      "program_work_items", [] { return program_work_items(current_device()->info()); },
+      "program_work_items",
+      [](size_t num_warps) { return program_work_items(current_device()->info(), num_warps); },
+      py::arg("num_warps") = 0,
       "Work-items per program on the current device for kernels that can run a program on a "
-      "work-group (NINETOOTHED_PROGRAM_LAYOUT). Internal: for tests and measurements.");
+      "work-group (NINETOOTHED_PROGRAM_LAYOUT), for `num_warps` warps (0: the default). Internal: for "
+      "tests and measurements.");
 }
 
 }  // namespace nt::bindings

@@ -98,7 +98,8 @@ std::atomic<size_t> g_small_launches{0};
 constexpr int64_t kSmallPrivateBudget = 256 << 10;
 // Work-items of a program in the work-group layout: upstream's default of 4
 // warps of 32.
-constexpr size_t kWorkGroupItems = 128;
+constexpr size_t kWarps = 4;
+constexpr size_t kWarpItems = 32;
 // Plans kept per kernel before they are all dropped (a kernel called with
 // ever new shapes).
 constexpr size_t kMaxPrepared = 512;
@@ -109,7 +110,7 @@ int64_t small_launch_limit() { return g_small_launch_limit; }
 void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
 size_t num_small_launches() { return g_small_launches; }
 
-size_t program_work_items(const DeviceInfo& device) {
+size_t program_work_items(const DeviceInfo& device, size_t num_warps) {
   static const std::string chosen = [] {
     const char* env = std::getenv("NINETOOTHED_PROGRAM_LAYOUT");
     return std::string(env ? env : "");
@@ -126,8 +127,9 @@ size_t program_work_items(const DeviceInfo& device) {
   }
   if (!work_group) return 1;
   // A power of two (the tile layouts' grids of work-items are).
+  const size_t wanted = std::min<size_t>(num_warps ? num_warps : kWarps, 1024) * kWarpItems;
   size_t items = 1;
-  while (items * 2 <= std::min<size_t>(kWorkGroupItems, device.max_work_group_size)) items *= 2;
+  while (items * 2 <= std::min<size_t>(wanted, device.max_work_group_size)) items *= 2;
   return items;
 }
 
@@ -342,12 +344,14 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
   if (plan_.source.work_group_capable) {
-    prepared->work_items = program_work_items(prepared->device->info());
+    prepared->work_items = program_work_items(prepared->device->info(), plan_.num_warps);
     // Blocks too large for the device's local memory: the program on one work-item.
     // Launches may go to the device's small companion (target_device()): both must have room.
     cl_ulong room = prepared->device->info().local_memory;
     if (prepared->device->small()) room = std::min(room, prepared->device->small()->info().local_memory);
-    auto local = evaluate_int(plan_.source.local_bytes, values);
+    SymbolMap with_items = values;
+    with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(prepared->work_items)));
+    auto local = evaluate_int(plan_.source.local_bytes, with_items);
     if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > room) prepared->work_items = 1;
     if (prepared->work_items > 1)
       prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
@@ -524,6 +528,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
   }
   double seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),
                                    lower::ProgramLayout::local_size(prepared.work_items));
+  last_work_items_ = prepared.work_items;
   // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
   std::lock_guard lock(mutex_);
   if (device_ == prepared.device) {
@@ -560,6 +565,7 @@ size_t num_timing_runs() { return g_timing_runs; }
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
   if (plan_.meta_symbols.empty()) return {};
   std::string key = current_device()->cache_key() + "|" + bound.key;
+  if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
     if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;

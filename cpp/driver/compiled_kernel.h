@@ -17,6 +17,7 @@
 // single-threaded companion (Device::small()), a big one on the device.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -72,11 +73,12 @@ void set_small_launch_limit(int64_t elements);
 // Launches run on a small companion device in this process.
 size_t num_small_launches();
 // Work-items per program on `device` for a kernel that can run a program on a
-// work-group (lower/program_layout.h): 128 on GPUs and accelerators, 1 (one
+// work-group (lower/program_layout.h): `num_warps` warps of 32 (upstream's
+// num_warps; 0: its default of 4, so 128) on GPUs and accelerators, 1 (one
 // work-item per program) on CPUs; NINETOOTHED_PROGRAM_LAYOUT=work-group or
-// work-item chooses for every device. Never more than 128 and always a power of two:
-// the work-group bodies' tile layouts and their bounds of local memory rely on both.
-size_t program_work_items(const DeviceInfo& device);
+// work-item chooses for every device. Rounded down to a power of two (the
+// work-group bodies' tile layouts rely on it) within the device's largest work-group.
+size_t program_work_items(const DeviceInfo& device, size_t num_warps = 0);
 
 class CompiledKernel {
  public:
@@ -101,6 +103,11 @@ class CompiledKernel {
                 const std::optional<SymbolValues>& config = std::nullopt);
 
   void set_max_num_configs(size_t n) { max_num_configs_ = n; }
+  // Warps of 32 work-items per program where programs run on work-groups
+  // (program_work_items()); 0: the default. Set before the first launch.
+  void set_num_warps(size_t n) { plan_.num_warps = n; }
+  // The work-items each program of the last launch ran on (1: one work-item per program).
+  size_t last_work_items() const { return last_work_items_; }
   std::vector<TuningRecord> tuning_report() const {
     std::lock_guard lock(mutex_);
     return report_;
@@ -156,7 +163,8 @@ class CompiledKernel {
     size_t operator()(const std::vector<int64_t>& key) const;
   };
   std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Prepared>, KeyHash> prepared_;
-  size_t max_num_configs_ = 0;                  // 0: the default cap
+  size_t max_num_configs_ = 0;
+  std::atomic<size_t> last_work_items_{0};      // 0: the default cap
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   std::vector<TuningRecord> report_;
 };

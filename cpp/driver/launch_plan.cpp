@@ -147,6 +147,7 @@ std::string format_launch_plan(const LaunchPlan& plan) {
     put_exprs(out, "middle_shape", p.middle_shape);
     put_exprs(out, "block_shape", p.block_shape);
   }
+  if (plan.num_warps) out += "num_warps\t" + std::to_string(plan.num_warps) + '\n';
   for (const auto& [index, value] : plan.fixed_scalars) {
     char text[64];
     std::snprintf(text, sizeof text, "%.17g", value);
@@ -230,6 +231,11 @@ LaunchPlan parse_launch_plan(const std::string& text) {
       if (tag == "outer_shape") param->outer_shape = exprs_of(f);
       if (tag == "middle_shape") param->middle_shape = exprs_of(f);
       if (tag == "block_shape") param->block_shape = exprs_of(f);
+    } else if (tag == "num_warps") {
+      expect_fields(r, f, 2);
+      const int64_t n = r.integer(f[1]);
+      if (n < 1) r.fail("num_warps must be at least 1");
+      plan.num_warps = static_cast<size_t>(n);
     } else if (tag == "fixed") {
       expect_fields(r, f, 3);
       plan.fixed_scalars[static_cast<int>(r.integer(f[1]))] = r.real(f[2]);

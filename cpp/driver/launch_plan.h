@@ -66,6 +66,9 @@ struct LaunchPlan {
   // Values of constexpr scalar parameters fixed when the plan was made (an
   // ahead-of-time build bakes them in, as upstream); by parameter index.
   std::map<int, double> fixed_scalars;
+  // upstream's num_warps (make/jit): work-items of a program on a work-group
+  // are num_warps x 32 (program_work_items); 0: the default.
+  size_t num_warps = 0;
 };
 
 LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource source);

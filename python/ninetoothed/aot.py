@@ -395,14 +395,15 @@ def param_records(kernel, arranged):
     return records
 
 
-def trace_kernel(arrangement, application, tensors, kernel_name):
-    """Traces a kernel for its declared dtypes; returns (plan bytes, param records)."""
+def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None):
+    """Traces a kernel for its declared dtypes; returns (plan bytes, param records). `num_warps` goes
+    into the plan: the library runs programs on work-groups of num_warps x 32 work-items on GPUs."""
     from ninetoothed.kernel import Kernel
 
     arranged = arrangement(*tensors)
     if not isinstance(arranged, (tuple, list)):
         arranged = (arranged,)
-    kernel = Kernel(application, tuple(arranged), kernel_name=kernel_name)
+    kernel = Kernel(application, tuple(arranged), kernel_name=kernel_name, num_warps=num_warps)
     records = param_records(kernel, arranged)
     key = []
     fixed = {}
@@ -437,7 +438,7 @@ def trace_kernel(arrangement, application, tensors, kernel_name):
     return plan, records
 
 
-def make(arrangement, application, tensors, caller, kernel_name, output_dir):
+def make(arrangement, application, tensors, caller, kernel_name, output_dir, num_warps=None):
     """make()'s ahead-of-time path: writes and compiles the library, returns its AotKernel."""
     check_caller(caller)
     check_kernel_name(kernel_name)
@@ -445,7 +446,7 @@ def make(arrangement, application, tensors, caller, kernel_name, output_dir):
         raise ValueError("an ahead-of-time build needs output_dir: the directory the library is written to")
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    plan, records = trace_kernel(arrangement, application, tensors, kernel_name)
+    plan, records = trace_kernel(arrangement, application, tensors, kernel_name, num_warps)
     header, source = kernel_files(kernel_name, [r["name"] for r in records], plan)
     manifest = {
         "kernel_name": kernel_name,

@@ -175,9 +175,9 @@ def _variant_name(kernel_name, combination, earlier):
 
 
 def _variant(premake, config, combination, name):
-    args, kwargs, _ = config
+    args, kwargs, compilation_configs = config
     arrangement, application, tensors = premake(*args, **kwargs)
-    plan, params = aot.trace_kernel(arrangement, application, tensors, name)
+    plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"))
     files = aot.kernel_files(name, [p["name"] for p in params], plan)
     return {
         "name": name,

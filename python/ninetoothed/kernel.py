@@ -101,6 +101,8 @@ class Kernel:
         compiled = builder.finish()
         if self.max_num_configs:
             compiled.set_max_num_configs(self.max_num_configs)
+        if self.num_warps:
+            compiled.set_num_warps(self.num_warps)
         self._compiled[key] = compiled
         return compiled
 
@@ -170,8 +172,9 @@ def make(
     `arrangement(*tensors)` gives the arranged tensors; `application`'s
     parameters match them by position. The keywords are upstream's:
     `kernel_name` names the kernel; `max_num_configs` caps the auto-tuning
-    candidates; `num_warps` and `num_stages` are kept on the kernel (they will
-    steer the work-group size once kernels run on work-groups). A `caller`
+    candidates; `num_warps` sets the work-items of a program where programs
+    run on work-groups (GPUs): num_warps x 32, rounded down to a power of two
+    (default 4, so 128); `num_stages` is kept on the kernel. A `caller`
     other than "torch" ("opencl") builds the kernel ahead of time into a C
     library in `output_dir` named `kernel_name` (ninetoothed.aot) and returns
     a callable over that library.
@@ -180,7 +183,7 @@ def make(
     if caller != "torch":
         from ninetoothed import aot
 
-        return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir)
+        return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir, options["num_warps"])
     if output_dir is not None:
         raise ValueError(
             "output_dir is where an ahead-of-time build is written: give caller='opencl' with it, "

@@ -442,6 +442,20 @@ def test_a_version_1_launch_plan_still_launches():
     assert b"param\toutput\tfloat32\t0\t0\t1\t1\t0\t1" in compiled.launch_plan()
 
 
+def test_num_warps_goes_into_the_launch_plan():
+    from ninetoothed import _core, aot
+
+    tensors = tuple(Tensor(1, dtype=ninetoothed.float32) for _ in range(3))
+    plan, _ = aot.trace_kernel(add_arrangement, add_application, tensors, "add", num_warps=8)
+    assert b"\nnum_warps\t8\n" in plan
+    assert _core.CompiledKernel(plan).launch_plan() == plan
+    plan, _ = aot.trace_kernel(add_arrangement, add_application, tensors, "add")
+    assert b"num_warps" not in plan
+    with pytest.raises(ValueError, match="num_warps must be at least 1"):
+        _core.CompiledKernel(plan.replace(b"\nfixed", b"\nnum_warps\t0\nfixed", 1) if b"\nfixed" in plan
+                             else plan.replace(b"\narg\t", b"\nnum_warps\t0\narg\t", 1))
+
+
 @pytest.mark.parametrize("damage", ("magic", "truncated", "expression", "parameter", "record"))
 def test_a_damaged_launch_plan_is_a_value_error(damage):
     from ninetoothed import _core

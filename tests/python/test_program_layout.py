@@ -177,3 +177,29 @@ def transpose_in_place_application(x):
 
 
 transpose_in_place = ninetoothed.make(lambda x: x.tile((BLOCK, BLOCK)), transpose_in_place_application, (Tensor(2),))
+
+
+def test_num_warps_sets_the_work_items_of_a_program():
+    # Upstream's num_warps: programs on work-groups of num_warps x 32 work-items, rounded down to a
+    # power of two (layout_scripts/num_warps.py, with the work-group layout forced).
+    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
+    result = subprocess.run([sys.executable, str(SCRIPTS / "num_warps.py")], env=env, capture_output=True,
+                            text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    largest = ninetoothed._core.current_device()["max_work_group_size"]
+    expected = [f"{w} {min(n, 1 << (largest.bit_length() - 1))}" for w, n in ((1, 32), (2, 64), (3, 64), (8, 256))]
+    assert result.stdout.split("\n")[:-1] == expected + ["ok"]
+
+
+def test_num_warps_leaves_cpu_programs_on_one_work_item():
+    kernel = ninetoothed.make(scale_shift_arrangement, scale_shift_application, (Tensor(2), Tensor(2)), num_warps=8)
+    x = torch.randn(37, 300)
+    y = torch.full_like(x, float("nan"))
+    kernel(x, y, BLOCK_M=16, BLOCK_N=128)
+    torch.testing.assert_close(y, scale_shift_reference(x), rtol=3e-7, atol=0)
+    device = ninetoothed._core.current_device()
+    layout = os.environ.get("NINETOOTHED_PROGRAM_LAYOUT")
+    if layout == "work-item" or (device["is_cpu"] and not layout):
+        assert kernel._binder.last.last_work_items == 1
+    else:  # 8 warps of 32
+        assert kernel._binder.last.last_work_items == min(256, 1 << (device["max_work_group_size"].bit_length() - 1))

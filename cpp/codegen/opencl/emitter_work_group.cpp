@@ -261,12 +261,13 @@ void Emitter::emit_reduce_rows(const Value& v) {
               best = fresh("nt_best");
   Expr rows = Expr(1);
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows = mul(rows, shape[d]);
-  // Bounds: NT_R <= rows, and launches use at most 128 work-items (program_work_items()).
+  // Bounds: NT_R <= rows, 8 bytes an element.
+  const Expr work_items = var(kWorkItemsSymbol);
   local_decls_.push_back("__local " + at + " " + parts + "[" + R + " * " + W + "];");
-  local_bytes_ = add(local_bytes_, mul(rows, int64_t{128 * 8}));
+  local_bytes_ = add(local_bytes_, mul(mul(rows, work_items), int64_t{8}));
   if (arg) {
     local_decls_.push_back("__local int " + bests + "[" + R + " * " + W + "];");
-    local_bytes_ = add(local_bytes_, mul(rows, int64_t{128 * 4}));
+    local_bytes_ = add(local_bytes_, mul(mul(rows, work_items), int64_t{4}));
   }
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
   barrier();
@@ -364,11 +365,11 @@ void Emitter::emit_reduce_group(const Value& v) {
   std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
   std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
   local_decls_.push_back("__local " + at + " " + parts + "[NT_WORK_ITEMS];");
-  // Bounds: launches use at most 128 work-items (program_work_items(), driver/compiled_kernel.h).
-  local_bytes_ = add(local_bytes_, Expr(int64_t{128 * 8}));
+  const Expr work_items = var(kWorkItemsSymbol);
+  local_bytes_ = add(local_bytes_, mul(work_items, int64_t{8}));
   if (arg) {
     local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
-    local_bytes_ = add(local_bytes_, Expr(int64_t{128 * 4}));
+    local_bytes_ = add(local_bytes_, mul(work_items, int64_t{4}));
   }
   for_each_load(x, [&](const Value& load) { access_of(load); });
   // Work-items per row (a power of two): as many as the row has elements, up to the

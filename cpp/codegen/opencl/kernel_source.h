@@ -49,9 +49,13 @@ struct KernelSource {
   // The source runs a program on a work-group of NT_WORK_ITEMS work-items when built with
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
-  // The local memory a program on a work-group needs (an upper bound), over those symbols.
+  // The local memory a program on a work-group needs (an upper bound), over those symbols
+  // and kWorkItemsSymbol (the work-items of a program).
   Expr local_bytes = Expr(0);
 };
+
+// The symbol local_bytes names the work-items of a program by.
+inline constexpr const char* kWorkItemsSymbol = "nt_work_items";
 
 // The comments that open the two bodies of a kernel that has two.
 extern const char* const kWorkGroupBody;
