@@ -13,20 +13,34 @@ for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
 import torch  # noqa: E402
 
 import ninetoothed  # noqa: E402
-from ninetoothed import Tensor  # noqa: E402
+from ninetoothed import Symbol, Tensor  # noqa: E402
 from test_program_layout import (  # noqa: E402
     square_blocks_arrangement,
     transpose_blocks_application,
     transpose_blocks_reference,
 )
-from tutorial_kernels import (  # noqa: E402
-    add_arrangement,
-    add_application,
-    matmul_arrangement,
-    matmul_application,
-    softmax_arrangement,
-    softmax_application,
-)
+from tutorial_kernels import add_application, matmul_application, softmax_arrangement, softmax_application  # noqa: E402
+
+# The tutorial's add and matmul with block sizes given (no tuning: a GPU's compiler is slow).
+BLOCK = Symbol("BLOCK", constexpr=True)
+BLOCK_M = Symbol("BLOCK_M", constexpr=True)
+BLOCK_N = Symbol("BLOCK_N", constexpr=True)
+BLOCK_K = Symbol("BLOCK_K", constexpr=True)
+
+
+def add_arrangement(x, y, z):
+    return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
+
+
+def matmul_arrangement(input, other, output):
+    output_arranged = output.tile((BLOCK_M, BLOCK_N))
+    input_arranged = input.tile((BLOCK_M, BLOCK_K)).tile((1, -1))
+    input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BLOCK_K, BLOCK_N)).tile((-1, 1))
+    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(1)
+    return input_arranged, other_arranged, output_arranged
 
 
 def main():
@@ -42,7 +56,7 @@ def main():
         for dtype in (torch.float32, torch.float16):
             x, y = torch.randn(1001).to(dtype), torch.randn(1001).to(dtype)
             z = torch.full_like(x, float("nan"))
-            add(x, y, z)
+            add(x, y, z, BLOCK=256)
             assert torch.equal(z, x + y), (num_warps, dtype)
             used.add(add._binder.last.last_work_items)
         x = torch.randn(37, 300)
@@ -53,7 +67,7 @@ def main():
         for m, k, n, dtype in ((67, 45, 93, torch.float32), (130, 70, 33, torch.float16)):
             a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
             c = torch.full((m, n), float("nan"), dtype=dtype)
-            matmul(a, b, c)
+            matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
             tolerance = 2e-3 if dtype == torch.float16 else 1e-5
             torch.testing.assert_close(c.double(), (a.double() @ b.double()).to(dtype).double(),
                                        rtol=tolerance, atol=tolerance)
