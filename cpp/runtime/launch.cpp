@@ -4,6 +4,8 @@
 #include <cstring>
 #include <functional>
 
+#include "support/errors.h"
+
 namespace nt {
 
 namespace {
@@ -143,6 +145,22 @@ void KernelLauncher::run_on_device_memory(cl_command_queue queue, size_t num_pro
 }
 
 double KernelLauncher::launch(size_t num_programs, size_t local_size) {
+  if (local_size > 1) {
+    // The work-groups a compiled kernel can run are bounded by its registers and local memory,
+    // below the device's largest: say so rather than fail in the enqueue.
+    if (!largest_work_group_) {
+      check(clGetKernelWorkGroupInfo(kernel_.get(), device_->id(), CL_KERNEL_WORK_GROUP_SIZE,
+                                     sizeof largest_work_group_, &largest_work_group_, nullptr),
+            "clGetKernelWorkGroupInfo");
+    }
+    const size_t largest = largest_work_group_;
+    if (local_size > largest) {
+      buffers_.clear();
+      throw ValueError("this kernel's programs run on work-groups of " + std::to_string(local_size) +
+                       " work-items (num_warps x 32), but " + device_->info().name + " runs it on at most " +
+                       std::to_string(largest) + "; use a smaller num_warps");
+    }
+  }
   cl_command_queue queue = device_->queue();
   std::unique_lock<std::mutex> turn;
   if (turns_) turn = std::unique_lock(*turns_);

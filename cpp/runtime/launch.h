@@ -90,7 +90,8 @@ class KernelLauncher {
   ClKernel kernel_;
   std::mutex* turns_ = nullptr;  // on PoCL: the kernel name's turns (see above)
   std::vector<Buffer> buffers_;
-  bool discrete_ = false;  // this launch's buffers are pooled device buffers
+  bool discrete_ = false;          // this launch's buffers are pooled device buffers
+  size_t largest_work_group_ = 0;  // CL_KERNEL_WORK_GROUP_SIZE, once asked
 };
 
 }  // namespace nt

@@ -7,6 +7,7 @@
 #include "runtime/device.h"
 #include "runtime/launch.h"
 #include "runtime/program.h"
+#include "support/errors.h"
 
 namespace nt {
 namespace {
@@ -56,6 +57,24 @@ void add_over_host_memory() {
 }
 
 TEST(Runtime, AddRunsOverHostMemoryWithPartialLastProgram) { add_over_host_memory(); }
+
+TEST(Runtime, WorkGroupsLargerThanTheKernelAllowsAreAValueError) {
+  auto device = current_device();
+  ClProgram program = ProgramCache::instance().get(*device, kAddSource, "-DBLOCK=1");
+  KernelLauncher launcher(device, program, "add");
+  std::vector<float> x(4), y(4), z(4);
+  launcher.set_buffer(0, x.data(), sizeof x[0] * 4, true, false, "x");
+  launcher.set_buffer(1, y.data(), sizeof y[0] * 4, true, false, "y");
+  launcher.set_buffer(2, z.data(), sizeof z[0] * 4, false, true, "z");
+  launcher.set_scalar<cl_long>(3, 4);
+  const size_t too_many = device->info().max_work_group_size * 2;
+  try {
+    launcher.launch(too_many, too_many);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("use a smaller num_warps"), std::string::npos) << e.what();
+  }
+}
 
 // As on a discrete GPU: pooled device buffers, regions over 1000 bytes staged
 // through 96-byte slots (many pieces per region, a partial last one), the
