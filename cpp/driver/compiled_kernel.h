@@ -104,8 +104,12 @@ class CompiledKernel {
 
   void set_max_num_configs(size_t n) { max_num_configs_ = n; }
   // Warps of 32 work-items per program where programs run on work-groups
-  // (program_work_items()); 0: the default. Set before the first launch.
-  void set_num_warps(size_t n) { plan_.num_warps = n; }
+  // (program_work_items()); 0: the default.
+  void set_num_warps(size_t n) {
+    std::lock_guard lock(mutex_);
+    plan_.num_warps = n;
+    prepared_.clear();  // they hold the work-items of the old value
+  }
   // The work-items each program of the last launch ran on (1: one work-item per program).
   size_t last_work_items() const { return last_work_items_; }
   std::vector<TuningRecord> tuning_report() const {
@@ -163,8 +167,8 @@ class CompiledKernel {
     size_t operator()(const std::vector<int64_t>& key) const;
   };
   std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Prepared>, KeyHash> prepared_;
-  size_t max_num_configs_ = 0;
-  std::atomic<size_t> last_work_items_{0};      // 0: the default cap
+  size_t max_num_configs_ = 0;  // 0: the default cap
+  std::atomic<size_t> last_work_items_{0};
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   std::vector<TuningRecord> report_;
 };

@@ -140,8 +140,13 @@ void KernelLauncher::run_on_device_memory(cl_command_queue queue, size_t num_pro
     if (buffer.written && buffer.scattered)
       copy_elements(static_cast<char*>(buffer.host), copies[copy++].data(), *buffer.scattered);
   }
+  release_buffers();
+}
+
+void KernelLauncher::release_buffers() {
   for (Buffer& buffer : buffers_)
-    device_->memory().buffers().release({std::move(buffer.memory), buffer.capacity});
+    if (buffer.capacity) device_->memory().buffers().release({std::move(buffer.memory), buffer.capacity});
+  buffers_.clear();
 }
 
 double KernelLauncher::launch(size_t num_programs, size_t local_size) {
@@ -155,7 +160,7 @@ double KernelLauncher::launch(size_t num_programs, size_t local_size) {
     }
     const size_t largest = largest_work_group_;
     if (local_size > largest) {
-      buffers_.clear();
+      release_buffers();
       throw ValueError("this kernel's programs run on work-groups of " + std::to_string(local_size) +
                        " work-items (num_warps x 32), but " + device_->info().name + " runs it on at most " +
                        std::to_string(largest) + "; use a smaller num_warps");

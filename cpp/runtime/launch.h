@@ -83,6 +83,8 @@ class KernelLauncher {
     size_t capacity;  // a pooled device buffer's size class; 0 for wrapped host memory
     std::optional<ElementLayout> scattered;
   };
+  // Pooled device buffers back to their pool; every buffer let go.
+  void release_buffers();
   // The copies in, the kernel and the copies back on a discrete device.
   void run_on_device_memory(cl_command_queue queue, size_t num_programs, size_t local_size, ClEvent& event);
 

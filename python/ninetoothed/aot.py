@@ -398,8 +398,9 @@ def param_records(kernel, arranged):
 def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None):
     """Traces a kernel for its declared dtypes; returns (plan bytes, param records). `num_warps` goes
     into the plan: the library runs programs on work-groups of num_warps x 32 work-items on GPUs."""
-    from ninetoothed.kernel import Kernel
+    from ninetoothed.kernel import Kernel, _launch_options
 
+    _launch_options(num_warps, None, None)  # build()'s compilation_configs come here unchecked
     arranged = arrangement(*tensors)
     if not isinstance(arranged, (tuple, list)):
         arranged = (arranged,)

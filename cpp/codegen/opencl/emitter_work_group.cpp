@@ -261,13 +261,17 @@ void Emitter::emit_reduce_rows(const Value& v) {
               best = fresh("nt_best");
   Expr rows = Expr(1);
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows = mul(rows, shape[d]);
-  // Bounds: NT_R <= rows, 8 bytes an element.
+  // Bounds, 8 bytes an entry: NT_R <= rows, and NT_R W = ceil(rows / NT_TY) NT_TY NT_TX <=
+  // rows NT_TX + W with NT_TX <= min(W, 2 columns).
   const Expr work_items = var(kWorkItemsSymbol);
+  const Expr columns = shape.empty() ? Expr(1) : shape.back();
+  const Expr entries =
+      min(mul(rows, work_items), add(mul(rows, min(work_items, mul(columns, int64_t{2}))), work_items));
   local_decls_.push_back("__local " + at + " " + parts + "[" + R + " * " + W + "];");
-  local_bytes_ = add(local_bytes_, mul(mul(rows, work_items), int64_t{8}));
+  local_bytes_ = add(local_bytes_, mul(entries, int64_t{8}));
   if (arg) {
     local_decls_.push_back("__local int " + bests + "[" + R + " * " + W + "];");
-    local_bytes_ = add(local_bytes_, mul(mul(rows, work_items), int64_t{4}));
+    local_bytes_ = add(local_bytes_, mul(entries, int64_t{4}));
   }
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
   barrier();
