@@ -13,34 +13,14 @@ for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
 import torch  # noqa: E402
 
 import ninetoothed  # noqa: E402
-from ninetoothed import Symbol, Tensor  # noqa: E402
+from ninetoothed import Tensor  # noqa: E402
 from test_program_layout import (  # noqa: E402
     square_blocks_arrangement,
     transpose_blocks_application,
     transpose_blocks_reference,
 )
+from test_device_memory import add_arrangement, matmul_arrangement  # noqa: E402  (block sizes given: no tuning)
 from tutorial_kernels import add_application, matmul_application, softmax_arrangement, softmax_application  # noqa: E402
-
-# The tutorial's add and matmul with block sizes given (no tuning: a GPU's compiler is slow).
-BLOCK = Symbol("BLOCK", constexpr=True)
-BLOCK_M = Symbol("BLOCK_M", constexpr=True)
-BLOCK_N = Symbol("BLOCK_N", constexpr=True)
-BLOCK_K = Symbol("BLOCK_K", constexpr=True)
-
-
-def add_arrangement(x, y, z):
-    return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
-
-
-def matmul_arrangement(input, other, output):
-    output_arranged = output.tile((BLOCK_M, BLOCK_N))
-    input_arranged = input.tile((BLOCK_M, BLOCK_K)).tile((1, -1))
-    input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
-    input_arranged.dtype = input_arranged.dtype.squeeze(0)
-    other_arranged = other.tile((BLOCK_K, BLOCK_N)).tile((-1, 1))
-    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
-    other_arranged.dtype = other_arranged.dtype.squeeze(1)
-    return input_arranged, other_arranged, output_arranged
 
 
 def main():
