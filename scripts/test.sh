@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the GoogleTest suite (ctest) and the pytest suite, then kernel tests of every
 # kind again with a program on a work-group of 128 work-items forced (on a CPU the default is a
-# program per work-item; see docs/architecture.md, "Programs and work-items").
+# program per work-item; see docs/architecture.md, "Programs and work-items"), the device-memory
+# tests among them (a GPU's two paths together: work-groups over copies in device memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -17,7 +18,8 @@ echo "[test] pytest, work-group layout forced"
 # work-group body holds and shares values. (All kernel tests pass so; these keep CI's time down,
 # PoCL compiling work-groups with barriers slowly.)
 NINETOOTHED_PROGRAM_LAYOUT=work-group PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest -q --capture=sys \
-  tests/python/test_program_layout.py tests/python/test_kernels_tutorial.py tests/python/test_kernels_math.py \
+  tests/python/test_program_layout.py tests/python/test_device_memory.py tests/python/test_kernels_tutorial.py \
+  tests/python/test_kernels_math.py \
   tests/python/test_kernels_arrangements.py tests/python/test_kernels_random.py \
   tests/python/test_kernels_language.py tests/python/test_kernels_reductions.py tests/python/test_kernels_dot.py \
   tests/python/test_kernels_attention.py tests/python/test_language_triton_blocks.py \
