@@ -243,6 +243,10 @@ class Emitter : public EmitContext {
   static std::string reduce_init(ReduceFn fn, DType in);
   // One step of a sum, max or min fold, as C.
   static std::string combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value);
+  // One step of a work-group reduction's tree: `mine` folds in its partner's `theirs`; for argmax
+  // and argmin (`best_mine` not empty) the indices follow the values.
+  void combine_partner(ReduceFn fn, bool f, const std::string& mine, const std::string& theirs,
+                       const std::string& best_mine, const std::string& best_theirs);
   void emit_reduce(const Value& v);
   // A named private value (a Let or a local) of `type` set to `value`.
   // `key`: what the value goes by (let_key(), local_key(), node_key()) if it may stay with the work-items

@@ -307,19 +307,9 @@ void Emitter::emit_reduce_rows(const Value& v) {
   open("for (long " + s + " = NT_TX" + n + " / 2; " + s + " > 0; " + s + " /= 2)");
   open("if (" + tx + " < " + s + ")");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  std::string mine = parts + "[nt_r * " + W + " + NT_LANE]";
-  std::string theirs = parts + "[nt_r * " + W + " + NT_LANE + " + s + "]";
-  if (arg) {
-    std::string bm = bests + "[nt_r * " + W + " + NT_LANE]";
-    std::string bt = bests + "[nt_r * " + W + " + NT_LANE + " + s + "]";
-    open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs +
-         " == " + mine + " && " + bt + " < " + bm + "))");
-    line_(mine + " = " + theirs + ";");
-    line_(bm + " = " + bt + ";");
-    close();
-  } else {
-    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
-  }
+  const std::string slot = "[nt_r * " + W + " + NT_LANE", partner = slot + " + " + s + "]";
+  combine_partner(fn, f, parts + slot + "]", parts + partner, arg ? bests + slot + "]" : "",
+                  arg ? bests + partner : "");
   close();
   close();
   line_("NT_BARRIER();");
@@ -438,17 +428,9 @@ void Emitter::emit_reduce_group(const Value& v) {
   line_("NT_BARRIER();");
   open("for (long " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
   open("if (" + tr + " < " + s + ")");
-  std::string mine = parts + "[NT_LANE]", theirs = parts + "[NT_LANE + " + s + "]";
-  if (arg) {
-    std::string bm = best_parts + "[NT_LANE]", bt = best_parts + "[NT_LANE + " + s + "]";
-    open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs +
-         " == " + mine + " && " + bt + " < " + bm + "))");
-    line_(mine + " = " + theirs + ";");
-    line_(bm + " = " + bt + ";");
-    close();
-  } else {
-    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
-  }
+  const std::string partner = "[NT_LANE + " + s + "]";
+  combine_partner(fn, f, parts + "[NT_LANE]", parts + partner, arg ? best_parts + "[NT_LANE]" : "",
+                  arg ? best_parts + partner : "");
   close();
   line_("NT_BARRIER();");
   close();
@@ -459,6 +441,20 @@ void Emitter::emit_reduce_group(const Value& v) {
   close();
   close();
   materialized_[v.get()] = name;
+}
+
+void Emitter::combine_partner(ReduceFn fn, bool f, const std::string& mine, const std::string& theirs,
+                              const std::string& best_mine, const std::string& best_theirs) {
+  if (best_mine.empty()) {
+    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
+    return;
+  }
+  // The better value, and of equal ones the first index.
+  open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs + " == " + mine +
+       " && " + best_theirs + " < " + best_mine + "))");
+  line_(mine + " = " + theirs + ";");
+  line_(best_mine + " = " + best_theirs + ";");
+  close();
 }
 
 void Emitter::emit_dot_group(const Value& v, const std::string& result, bool accumulate) {
