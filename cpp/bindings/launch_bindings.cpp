@@ -396,6 +396,14 @@ void bind_launch(py::module_& m) {
         "companion device (negative: never). Internal: for tests and measurements.");
   m.def("set_small_launch_limit", &set_small_launch_limit, py::arg("elements"));
   m.def("num_small_launches", &num_small_launches);
+  m.def("set_mma_layout_for_testing", &set_mma_layout_for_testing, py::arg("enabled"),
+        "Sources are built with the mma tile layout of tensor-core dots on every device where programs "
+        "have whole warps (their dots still multiply-add in float without tensor cores). Set before the "
+        "kernels' first launch. Internal: for tests.");
+  m.def(
+      "tensor_cores", [] { return tensor_cores(*current_device()); },
+      "Do dots of float16 and bfloat16 use tensor cores on the current device (NVIDIA, compute "
+      "capability 8.0 or later)? Internal: for tests and benchmarks.");
   m.def("set_discrete_memory_for_testing", &set_discrete_memory_for_testing, py::arg("enabled"),
         py::arg("slot_bytes") = 0, py::arg("direct_limit") = 0,
         "Launches on every device copy tensors through device memory as on a discrete GPU (pooled "

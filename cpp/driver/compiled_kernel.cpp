@@ -9,8 +9,11 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <sstream>
 
+#include "codegen/opencl/mma_ptx.h"
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"
@@ -132,6 +135,31 @@ size_t program_work_items(const DeviceInfo& device, size_t num_warps) {
   while (items * 2 <= std::min<size_t>(wanted, device.max_work_group_size)) items *= 2;
   return items;
 }
+
+namespace {
+
+std::atomic<bool> g_mma_layout_forced{false};
+
+}  // namespace
+
+bool tensor_cores(const Device& device) {
+  if (device.info().nv_compute_capability < 80) return false;
+  static std::mutex mutex;
+  static std::map<cl_device_id, bool> probed;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = probed.find(device.id());
+  if (it != probed.end()) return it->second;
+  bool builds = true;
+  try {
+    build_program(device, std::string(codegen::kMmaHelpers) + codegen::kMmaProbe, "");
+  } catch (const BuildError&) {
+    builds = false;  // an older compiler: the dots multiply-add in float
+  }
+  probed.emplace(device.id(), builds);
+  return builds;
+}
+
+void set_mma_layout_for_testing(bool enabled) { g_mma_layout_forced = enabled; }
 
 size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
   uint64_t h = 1469598103934665603ull;
@@ -355,6 +383,12 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > room) prepared->work_items = 1;
     if (prepared->work_items > 1)
       prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
+    if (prepared->work_items % kWarpItems == 0) {
+      if (tensor_cores(*prepared->device))
+        prepared->options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
+      else if (g_mma_layout_forced)
+        prepared->options += " -DNT_MMA_LAYOUT";
+    }
   }
   // The grid: the first tiled parameter's outermost shape. The others must
   // have that shape, or, with outermost levels of another rank (upstream

@@ -79,6 +79,14 @@ size_t num_small_launches();
 // work-item chooses for every device. Rounded down to a power of two (the
 // work-group bodies' tile layouts rely on it) within the device's largest work-group.
 size_t program_work_items(const DeviceInfo& device, size_t num_warps = 0);
+// Can dots of float16 and bfloat16 on `device` use tensor cores (codegen/opencl/mma_ptx.h)?
+// NVIDIA GPUs of compute capability 8.0 or later whose compiler builds the helpers' probe
+// (once per device and process). Sources for them are built with -DNT_MMA_LAYOUT
+// -DNT_MMA_SYNC when a program has whole warps.
+bool tensor_cores(const Device& device);
+// For tests: build with -DNT_MMA_LAYOUT (the mma tile layout, lower/program_layout.h) on every
+// device where programs have whole warps, so that devices without tensor cores check it.
+void set_mma_layout_for_testing(bool enabled);
 
 class CompiledKernel {
  public:

@@ -73,20 +73,52 @@ std::string ProgramLayout::tile_macros() {
          "NT_UNROLL\n#endif\n";
 }
 
-std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns) {
+std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns,
+                                       bool mma) {
   std::string n = std::to_string(id);
-  auto def = [&](const std::string& name, const std::string& value) {
-    return "#define NT_" + name + n + " (" + value + ")\n";
+  auto name = [&](const std::string& macro) { return "NT_" + macro + n; };
+  auto def = [&](const std::string& macro, const std::string& value) {
+    return "#define " + name(macro) + " (" + value + ")\n";
   };
   // Columns: as many as the row has, up to the work-group, but no fewer than 16 (a 64-byte
   // run of floats) while the rows could use the rest: a 64 x 64 block takes 16 x 8 work-items
   // of 4 x 8 elements each, a 1 x 4096 one 128 x 1 of 32 elements each.
-  return def("ROWS", "(long)(" + rows + ")") + def("COLS", "(long)(" + columns + ")") +
-         def("TX", "NT_MAX(1L, NT_MIN((long)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
-                       "), NT_MAX(16L, (long)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))") +
-         def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+  const std::string cyclic_tx = "NT_MAX(1L, NT_MIN((long)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
+                                "), NT_MAX(16L, (long)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))";
+  std::string out = def("ROWS", "(long)(" + rows + ")") + def("COLS", "(long)(" + columns + ")");
+  if (!mma) {
+    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+           def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
+           def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n) + "#define " + name("VLANE") +
+           " NT_LANE\n" + "#define " + name("ROW") + "(ty, r) ((ty) + NT_TY" + n + " * (r))\n" + "#define " +
+           name("COL") + "(tx, c) ((tx) + NT_TX" + n + " * (c))\n";
+  }
+  // The warps' grid: NT_WM the largest power of two whose rows of 16 divide the block and
+  // that leaves the warps' tiles no taller than they are wide (rows / NT_WM <= columns / NT_WN),
+  // which keeps the operand fragments a warp loads per step of k fewest.
+  const std::string warps = "((long)NT_WORK_ITEMS / 32)";
+  std::string wm = "1L";
+  for (int c = 2; c <= 32; c *= 2) {
+    std::string k = std::to_string(c) + "L";
+    wm = "(" + k + " <= " + warps + " && " + k + " * " + k + " * NT_COLS" + n + " <= " + warps +
+         " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16L * " + k + ") == 0) ? " + k + " : " + wm;
+  }
+  out += "#ifdef NT_MMA_LAYOUT\n" + def("WM", wm) + def("WN", "NT_MAX(1L, " + warps + " / NT_WM" + n + ")") +
+         def("MMA", "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16L * NT_WM" + n +
+                        ") == 0 && NT_COLS" + n + " % (8L * NT_WN" + n + ") == 0") +
+         "#else\n" + def("WM", "1L") + def("WN", "1L") + def("MMA", "0") + "#endif\n";
+  const std::string on = "NT_MMA" + n + " ? ";
+  out += def("TX", on + "4L * NT_WN" + n + " : " + cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
          def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
          def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n);
+  // Lane l of warp w is (ty, tx) = (8 (w / NT_WN) + l / 4, 4 (w % NT_WN) + l % 4).
+  out += def("VLANE", on + "(8L * (NT_LANE / 32 / NT_WN" + n + ") + NT_LANE % 32 / 4) * NT_TX" + n +
+                          " + 4L * (NT_LANE / 32 % NT_WN" + n + ") + NT_LANE % 4 : NT_LANE");
+  out += "#define " + name("ROW") + "(ty, r) (" + on + "16L * ((ty) / 8 + NT_WM" + n +
+         " * ((r) / 2)) + 8L * ((r) % 2) + (ty) % 8 : (ty) + NT_TY" + n + " * (r))\n";
+  out += "#define " + name("COL") + "(tx, c) (" + on + "8L * ((tx) / 4 + NT_WN" + n +
+         " * ((c) / 2)) + 2L * ((tx) % 4) + (c) % 2 : (tx) + NT_TX" + n + " * (c))\n";
+  return out;
 }
 
 std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape,

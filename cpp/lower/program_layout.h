@@ -54,12 +54,24 @@ class ProgramLayout {
   static std::string tile_macros();
   // The tile layout `id` of a block of `rows` x `columns` elements (C constant expressions;
   // a block of rank n has the product of its first n - 1 sizes as rows): the work-group's
-  // NT_WORK_ITEMS work-items form a grid of NT_TY<id> rows by NT_TX<id> columns (a power of
-  // two); work-item (ty, tx) holds the NT_R<id> x NT_C<id> elements (ty + NT_TY * r,
-  // tx + NT_TX * c) in its slots r * NT_C + c. Consecutive work-items hold consecutive
-  // elements of a row; every block of one shape has one layout, so a work-item holds the
-  // same elements of every value of that shape.
-  static std::string tile_layout(int id, const std::string& rows, const std::string& columns);
+  // NT_WORK_ITEMS work-items form a grid of NT_TY<id> rows by NT_TX<id> columns; work-item
+  // NT_LANE is (ty, tx) = (NT_VLANE<id> / NT_TX, NT_VLANE<id> % NT_TX) and holds the
+  // NT_R<id> x NT_C<id> elements (NT_ROW<id>(ty, r), NT_COL<id>(tx, c)) in its slots
+  // r * NT_C + c. Every block of one shape has one layout, so a work-item holds the same
+  // elements of every value of that shape; the work-items of a row are those of one ty.
+  //
+  // The cyclic layout: NT_VLANE = NT_LANE, element (ty + NT_TY r, tx + NT_TX c), NT_TX a
+  // power of two: consecutive work-items hold consecutive elements of a row.
+  //
+  // `mma`: the shape is a dot's result whose operands tensor cores can multiply. Where the
+  // source is built with NT_MMA_LAYOUT and the shape divides evenly (NT_MMA<id>), the layout
+  // is instead that of the accumulators of PTX's mma.m16n8k16: the work-group's warps form
+  // a NT_WM<id> x NT_WN<id> grid, and lane (g, t) = (lane / 4, lane % 4) of warp (wm, wn)
+  // holds, of each 16 x 8 tile (i, j) of its warp's, rows 16 (wm + NT_WM i) + g and + 8 and
+  // columns 8 (wn + NT_WN j) + 2 t and + 1: ty = 8 wm + g, tx = 4 wn + t, slot row
+  // r = 2 i + (the row's half), slot column c = 2 j + (the column's parity).
+  static std::string tile_layout(int id, const std::string& rows, const std::string& columns,
+                                 bool mma = false);
   // The global and local work sizes for `num_programs` programs of `work_items` each.
   static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
   static size_t local_size(size_t work_items = 1) { return work_items; }

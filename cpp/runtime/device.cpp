@@ -140,6 +140,13 @@ std::vector<Found> discover() {
       info.host_unified_memory = clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
                                                  &unified, nullptr) == CL_SUCCESS &&
                                  unified != CL_FALSE;
+      if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
+        // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV and _MINOR_NV.
+        cl_uint major = 0, minor = 0;
+        if (clGetDeviceInfo(device, 0x4000, sizeof major, &major, nullptr) == CL_SUCCESS &&
+            clGetDeviceInfo(device, 0x4001, sizeof minor, &minor, nullptr) == CL_SUCCESS)
+          info.nv_compute_capability = static_cast<int>(major * 10 + minor);
+      }
       found.push_back({platform, device, info, g_basic_is_ours && is_pocl_single_threaded(info)});
     }
   }

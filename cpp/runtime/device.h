@@ -53,6 +53,8 @@ struct DeviceInfo {
   bool is_pocl = false;  // a CPU device of PoCL (Portable Computing Language)
   // Does the device use the host's memory (an integrated GPU)? CL_DEVICE_HOST_UNIFIED_MEMORY.
   bool host_unified_memory = false;
+  // NVIDIA's compute capability as major * 10 + minor (cl_nv_device_attribute_query); 0 elsewhere.
+  int nv_compute_capability = 0;
 };
 
 class Device {

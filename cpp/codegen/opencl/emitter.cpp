@@ -13,6 +13,7 @@
 #include "codegen/opencl/c_types.h"
 #include "codegen/opencl/dot_kernel.h"
 #include "codegen/opencl/math_calls.h"
+#include "codegen/opencl/mma_ptx.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -97,6 +98,8 @@ KernelSource Emitter::run() {
   std::ostringstream src;
   if (distribute_ || group_) src << lower::ProgramLayout::work_group_macros();
   if (group_) src << lower::ProgramLayout::tile_macros() << layout_macros_;
+  // Tensor cores (codegen/opencl/mma_ptx.h), where a dot could use them.
+  if (group_ && !mma_shapes_.empty()) src << "#ifdef NT_MMA_SYNC\n" << kMmaHelpers << "#endif\n";
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }

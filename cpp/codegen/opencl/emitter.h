@@ -64,7 +64,10 @@ class Emitter : public EmitContext {
         must_share_(std::move(shared)) {
     layout_.add_bounds(env_);
     for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
-    if (group_) count_accesses();
+    if (group_) {
+      count_accesses();
+      collect_mma_shapes();
+    }
   }
   KernelSource run();
   // Mode::Elementwise: could every nest of the kernel be spread over a work-group's
@@ -156,6 +159,8 @@ class Emitter : public EmitContext {
   static std::string load_key(const Value& load);
   // The id of the tile layout of `shape` (its macros NT_TX<id>, ...).
   int tile_layout(const std::vector<Expr>& shape);
+  // `const long tx = ..., ty = ...;`: this work-item's coordinates in tile layout `layout`.
+  static std::string lane_coordinates(int layout, const std::string& tx, const std::string& ty);
   // The nest over `shape` (sizes known at build time) in its tile layout.
   void tile_loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body);
   void barrier();
@@ -195,8 +200,22 @@ class Emitter : public EmitContext {
   // shared array (a shared scalar for a full reduction). Rows: emit_reduce_rows().
   void emit_reduce_group(const Value& v);
   // The dot in the tile layout of its result: operands in local memory, each work-item's
-  // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k.
+  // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k;
+  // or, on tensor cores, 16 steps of k at a time (emitter_work_group_dot.cpp).
   void emit_dot_group(const Value& v, const std::string& result, bool accumulate);
+  // The shapes of dots that tensor cores could multiply (float16 or bfloat16 operands): their
+  // tile layouts may be the mma one (lower::ProgramLayout::tile_layout).
+  void collect_mma_shapes();
+  // A tensor-core dot's operand in local memory with rows `pitch` elements apart (C; at most
+  // its columns + `pad`), unless it is held already (dense rows); `used_pitch` says which.
+  std::string pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+                              std::string& used_pitch);
+  // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
+  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time.
+  void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
+                      const std::string& acc, const std::string& A, const std::string& B,
+                      const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
+                      bool pairs);
   // Is the distributed array `name` in the tile layout of `shape`?
   bool aligned_layout(const std::string& name, const std::vector<Expr>& shape);
 
@@ -236,6 +255,8 @@ class Emitter : public EmitContext {
   void materialize_parts(const Value& v);
   // A block as a private array (itself if it already is one of `dtype`).
   std::string as_array(const Value& v, DType dtype, const std::string& what);
+  // The array already holding `v` whole as `dtype`, or "" (a distributed one is misaligned).
+  std::string held_array(const Value& v, DType dtype);
   // The operands packed into private arrays of the result's compute type (each converted
   // once per block), then the register-blocked micro-kernel (dot_kernel.h).
   void emit_dot(const Value& v, const std::string& result, bool accumulate);
@@ -329,6 +350,7 @@ class Emitter : public EmitContext {
   std::map<std::string, std::string> distributed_;         // array name -> value key
   std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
   std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
+  std::set<std::string> mma_shapes_;                       // collect_mma_shapes()
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   Expr local_bytes_ = Expr(0);

@@ -41,7 +41,7 @@ void Emitter::materialize_parts(const Value& v) {
   }
 }
 
-std::string Emitter::as_array(const Value& v, DType dtype, const std::string& what) {
+std::string Emitter::held_array(const Value& v, DType dtype) {
   std::string found;
   auto m = materialized_.find(v.get());
   if (m != materialized_.end() && v->type.dtype == dtype) found = m->second;
@@ -49,11 +49,15 @@ std::string Emitter::as_array(const Value& v, DType dtype, const std::string& wh
     found = lets_.at(v->id);
   if (v->kind == ValueKind::LocalRef && compute_type(v->type.dtype) == compute_type(dtype))
     found = locals_.at(v->id);
-  if (!found.empty()) {
-    auto d = distributed_.find(found);
-    if (d == distributed_.end()) return found;
-    misaligned_.insert(d->second);  // read whole, not where it is held
-  }
+  if (found.empty()) return "";
+  auto d = distributed_.find(found);
+  if (d == distributed_.end()) return found;
+  misaligned_.insert(d->second);  // read whole, not where it is held
+  return "";
+}
+
+std::string Emitter::as_array(const Value& v, DType dtype, const std::string& what) {
+  if (std::string found = held_array(v, dtype); !found.empty()) return found;
   std::string name = fresh("nt_op");
   new_array(name, v->type.shape, dtype, what);
   barrier();

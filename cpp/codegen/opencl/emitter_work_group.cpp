@@ -60,9 +60,15 @@ int Emitter::tile_layout(const std::vector<Expr>& shape) {
   std::string rows = "1";
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
   std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
-  layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns);
+  layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0);
   layouts_.emplace(key, id);
   return id;
+}
+
+std::string Emitter::lane_coordinates(int layout, const std::string& tx, const std::string& ty) {
+  std::string n = std::to_string(layout);
+  return "const long " + tx + " = NT_VLANE" + n + " % NT_TX" + n + ", " + ty + " = NT_VLANE" + n +
+         " / NT_TX" + n + ";";
 }
 
 void Emitter::tile_loops(const std::vector<Expr>& shape,
@@ -71,10 +77,10 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
   std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), r = fresh("nt_r"), col = fresh("nt_c");
   std::string row = fresh("nt_row");
   open("");
-  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+  line_(lane_coordinates(std::stoi(n), tx, ty));
   line_("NT_UNROLL");
   open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
-  line_("const long " + row + " = " + ty + " + NT_TY" + n + " * " + r + ";");
+  line_("const long " + row + " = NT_ROW" + n + "(" + ty + ", " + r + ");");
   line_("NT_UNROLL");
   open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; ++" + col + ")");
   std::vector<Expr> index(shape.size());
@@ -87,7 +93,7 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
     env_.set_symbolic(names[d], Expr(0), sub(shape[d], 1));
     index[d] = var(names[d], attrs);
   }
-  line_("const long " + names.back() + " = " + tx + " + NT_TX" + n + " * " + col + ";");
+  line_("const long " + names.back() + " = NT_COL" + n + "(" + tx + ", " + col + ");");
   open("if (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + ")");
   // The row's digits over the leading sizes, the last fastest.
   std::string rest = row;
@@ -297,17 +303,18 @@ void Emitter::emit_reduce_rows(const Value& v) {
       },
       /*hint=*/false);
   std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), s = fresh("nt_s");
-  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
+  const std::string lane = "NT_VLANE" + n;  // the work-items of a row are consecutive in it
+  line_(lane_coordinates(std::stoi(n), tx, ty));
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  line_(parts + "[nt_r * " + W + " + NT_LANE] = " + acc + "[nt_r];");
-  if (arg) line_(bests + "[nt_r * " + W + " + NT_LANE] = " + best + "[nt_r];");
+  line_(parts + "[nt_r * " + W + " + " + lane + "] = " + acc + "[nt_r];");
+  if (arg) line_(bests + "[nt_r * " + W + " + " + lane + "] = " + best + "[nt_r];");
   close();
   line_("NT_BARRIER();");
   // The work-items of a row are NT_TX consecutive ones: a tree over them, all rows at once.
   open("for (long " + s + " = NT_TX" + n + " / 2; " + s + " > 0; " + s + " /= 2)");
   open("if (" + tx + " < " + s + ")");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  const std::string slot = "[nt_r * " + W + " + NT_LANE", partner = slot + " + " + s + "]";
+  const std::string slot = "[nt_r * " + W + " + " + lane, partner = slot + " + " + s + "]";
   combine_partner(fn, f, parts + slot + "]", parts + partner, arg ? bests + slot + "]" : "",
                   arg ? bests + partner : "");
   close();
@@ -316,8 +323,8 @@ void Emitter::emit_reduce_rows(const Value& v) {
   close();
   open("if (" + tx + " == 0)");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  line_("const long nt_row = " + ty + " + NT_TY" + n + " * nt_r;");
-  std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + NT_LANE]";
+  line_("const long nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");
+  std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + " + lane + "]";
   line_("if (nt_row < NT_ROWS" + n + ") " + (scalar ? name : name + "[nt_row]") + " = (" + ct + ")" + result +
         ";");
   close();
@@ -454,77 +461,6 @@ void Emitter::combine_partner(ReduceFn fn, bool f, const std::string& mine, cons
        " && " + best_theirs + " < " + best_mine + "))");
   line_(mine + " = " + theirs + ";");
   line_(best_mine + " = " + best_theirs + ";");
-  close();
-}
-
-void Emitter::emit_dot_group(const Value& v, const std::string& result, bool accumulate) {
-  const Value& a = v->operands[0];
-  const Value& b = v->operands[1];
-  DType dt = v->type.dtype;
-  std::string ct = compute_type(dt);
-  std::string A = as_array(a, dt, "a dot operand");
-  std::string B = as_array(b, dt, "a dot operand");
-  std::string M = c(simplify(a->type.shape[0], env_)), K = c(simplify(a->type.shape[1], env_)),
-              N = c(simplify(b->type.shape[1], env_));
-  std::string n = std::to_string(tile_layout(v->type.shape));
-  auto d = distributed_.find(result);
-  bool held = d != distributed_.end();
-  if (held && (!aligned_layout(result, v->type.shape))) {
-    misaligned_.insert(d->second);
-    held = false;
-  }
-  open("");
-  std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), acc = held ? result : fresh("nt_acc");
-  line_("const long " + tx + " = NT_LANE % NT_TX" + n + ", " + ty + " = NT_LANE / NT_TX" + n + ";");
-  std::string slots = "NT_R" + n + " * NT_C" + n;
-  if (!held) line_(ct + " " + acc + "[" + slots + "];");
-  auto each =
-      [&](const std::function<void(const std::string& i, const std::string& j, const std::string& slot)>& f) {
-        line_("NT_UNROLL");
-        open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
-        line_("NT_UNROLL");
-        open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
-        f("(" + ty + " + NT_TY" + n + " * nt_r)", "(" + tx + " + NT_TX" + n + " * nt_c)",
-          "nt_r * NT_C" + n + " + nt_c");
-        close();
-        close();
-      };
-  if (!held || !accumulate) {
-    each([&](const std::string& i, const std::string& j, const std::string& slot) {
-      std::string start = "0";
-      if (accumulate)
-        start = "(" + i + " < " + M + " && " + j + " < " + N + ") ? " + result + "[" + i + " * " + N + " + " +
-                j + "] : 0";
-      line_(acc + "[" + slot + "] = " + start + ";");
-    });
-  }
-  bool f = dtype_is_float(dt);
-  open("for (long nt_k = 0; nt_k < " + K + "; ++nt_k)");
-  line_(ct + " nt_a[NT_R" + n + "], nt_b[NT_C" + n + "];");
-  line_("NT_UNROLL");
-  open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
-  line_("const long nt_i = " + ty + " + NT_TY" + n + " * nt_r;");
-  line_("nt_a[nt_r] = nt_i < " + M + " ? " + A + "[nt_i * " + K + " + nt_k] : 0;");
-  close();
-  line_("NT_UNROLL");
-  open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
-  line_("const long nt_j = " + tx + " + NT_TX" + n + " * nt_c;");
-  line_("nt_b[nt_c] = nt_j < " + N + " ? " + B + "[nt_k * " + N + " + nt_j] : 0;");
-  close();
-  each([&](const std::string&, const std::string&, const std::string& slot) {
-    std::string x = acc + "[" + slot + "]";
-    line_(x + " = " + (f ? "fma(nt_a[nt_r], nt_b[nt_c], " + x + ")" : x + " + nt_a[nt_r] * nt_b[nt_c]") +
-          ";");
-  });
-  close();
-  if (!held) {
-    barrier();
-    each([&](const std::string& i, const std::string& j, const std::string& slot) {
-      line_("if (" + i + " < " + M + " && " + j + " < " + N + ") " + result + "[" + i + " * " + N + " + " +
-            j + "] = " + acc + "[" + slot + "];");
-    });
-    barrier();
-  }
   close();
 }
 

@@ -1,0 +1,219 @@
+// Dots over a work-group (Mode::WorkGroup): the operands staged in local memory, the result
+// accumulated in the tile layout of its shape, on tensor cores where the device has them.
+//
+// In: a Dot node whose result goes to `result` (a distributed array in the result's tile
+// layout, or a shared one). Out: OpenCL C that every work-item of the work-group runs.
+//
+// Two ways to multiply, chosen when the source is built:
+//   - everywhere: per k, each work-item reads its rows of a and columns of b and fuses
+//     NT_R x NT_C multiply-adds into its slots;
+//   - NT_MMA_SYNC (a source for NVIDIA GPUs of compute capability 8.0 or later, where the
+//     runtime found that inline PTX builds: runtime/device.h) and the result's layout is
+//     the mma one (lower/program_layout.h): float16 and bfloat16 operands go 16 steps of k
+//     at a time through PTX's mma.sync.m16n8k16 with float accumulators, each warp loading
+//     its operand fragments from local memory. Both compute exact products summed in float;
+//     only the order of the sums differs.
+#include <functional>
+#include <string>
+
+#include "codegen/opencl/emitter.h"
+#include "codegen/opencl/mma_ptx.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+namespace {
+
+// The operand type of tensor-core dots with these operands ("f16", "bf16"), or "".
+std::string mma_type(const Value& dot) {
+  DType a = dot->operands[0]->type.dtype, b = dot->operands[1]->type.dtype;
+  if (a != b) return "";
+  if (a == DType::float16) return "f16";
+  if (a == DType::bfloat16) return "bf16";
+  return "";
+}
+
+// Local-memory row padding of the operands of a tensor-core dot, in elements: with rows of a
+// 8 floats (mod 32) apart, the eight groups of a warp read pairs of k from distinct banks; with
+// rows of b 4 apart, the four threads of a group read distinct banks.
+constexpr int kPadA = 8;
+constexpr int kPadB = 4;
+
+}  // namespace
+
+void Emitter::collect_mma_shapes() {
+  struct Dots : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Value& v) override {
+      if (v->kind == ValueKind::Dot && !mma_type(v).empty()) shapes.push_back(v->type.shape);
+      IRVisitor::visit(v);
+    }
+    std::vector<std::vector<Expr>> shapes;
+  } dots;
+  dots.visit(k_.body);
+  for (const auto& shape : dots.shapes) mma_shapes_.insert(shape_key(shape));
+}
+
+std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+                                     std::string& used_pitch) {
+  std::string found = held_array(v, dtype);
+  used_pitch = c(simplify(v->type.shape[1], env_));
+  if (!found.empty()) return found;
+  std::string name = fresh("nt_op");
+  std::string ct = compute_type(dtype);
+  array_size(v->type.shape, "a dot operand");  // the sizes must be known at build time
+  used_pitch = pitch;
+  const Expr rows = v->type.shape[0], padded = add(v->type.shape[1], Expr(static_cast<int64_t>(pad)));
+  local_bytes_ = add(local_bytes_, mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))));
+  // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
+  local_decls_.push_back("__local " + ct + " " + name + "[" + c(simplify(rows, env_)) + " * (" + pitch +
+                         ")] __attribute__((aligned(8)));");
+  barrier();
+  nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
+    line_(name + "[" + c(i[0]) + " * (" + pitch + ") + " + c(i[1]) + "] = (" + ct + ")(" + elem(v, i) + ");");
+  });
+  barrier();
+  return name;
+}
+
+void Emitter::emit_dot_group(const Value& v, const std::string& result, bool accumulate) {
+  const Value& a = v->operands[0];
+  const Value& b = v->operands[1];
+  DType dt = v->type.dtype;
+  std::string ct = compute_type(dt);
+  std::string M = c(simplify(a->type.shape[0], env_)), K = c(simplify(a->type.shape[1], env_)),
+              N = c(simplify(b->type.shape[1], env_));
+  const int layout = tile_layout(v->type.shape);
+  const std::string n = std::to_string(layout);
+  const std::string mma = mma_shapes_.count(shape_key(v->type.shape)) ? mma_type(v) : "";
+  std::string A, B, pitch_a = K, pitch_b = N;
+  bool pairs = false;  // a's rows in local memory padded and aligned: even k starts a float pair
+  if (mma.empty()) {
+    A = as_array(a, dt, "a dot operand");
+    B = as_array(b, dt, "a dot operand");
+  } else {
+    A = pitched_operand(a, dt, "NT_MMA" + n + " ? " + K + " + " + std::to_string(kPadA) + " : " + K, kPadA,
+                        pitch_a);
+    pairs = pitch_a != K;
+    B = pitched_operand(b, dt, "NT_MMA" + n + " ? " + N + " + " + std::to_string(kPadB) + " : " + N, kPadB,
+                        pitch_b);
+  }
+  auto d = distributed_.find(result);
+  bool held = d != distributed_.end();
+  if (held && (!aligned_layout(result, v->type.shape))) {
+    misaligned_.insert(d->second);
+    held = false;
+  }
+  open("");
+  std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), acc = held ? result : fresh("nt_acc");
+  line_(lane_coordinates(layout, tx, ty));
+  std::string slots = "NT_R" + n + " * NT_C" + n;
+  if (!held) line_(ct + " " + acc + "[" + slots + "];");
+  auto each =
+      [&](const std::function<void(const std::string& i, const std::string& j, const std::string& slot)>& f) {
+        line_("NT_UNROLL");
+        open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+        line_("NT_UNROLL");
+        open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+        f("NT_ROW" + n + "(" + ty + ", nt_r)", "NT_COL" + n + "(" + tx + ", nt_c)",
+          "nt_r * NT_C" + n + " + nt_c");
+        close();
+        close();
+      };
+  if (!held || !accumulate) {
+    each([&](const std::string& i, const std::string& j, const std::string& slot) {
+      std::string start = "0";
+      if (accumulate)
+        start = "(" + i + " < " + M + " && " + j + " < " + N + ") ? " + result + "[" + i + " * " + N + " + " +
+                j + "] : 0";
+      line_(acc + "[" + slot + "] = " + start + ";");
+    });
+  }
+  if (!mma.empty()) {
+    line_("#ifdef NT_MMA_SYNC");
+    open("if (NT_MMA" + n + " && (" + K + ") % 16 == 0)");
+    emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs);
+    close("} else");
+    line_("#endif");
+  }
+  bool f = dtype_is_float(dt);
+  open("");
+  open("for (long nt_k = 0; nt_k < " + K + "; ++nt_k)");
+  line_(ct + " nt_a[NT_R" + n + "], nt_b[NT_C" + n + "];");
+  line_("NT_UNROLL");
+  open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
+  line_("const long nt_i = NT_ROW" + n + "(" + ty + ", nt_r);");
+  line_("nt_a[nt_r] = nt_i < " + M + " ? " + A + "[nt_i * (" + pitch_a + ") + nt_k] : 0;");
+  close();
+  line_("NT_UNROLL");
+  open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
+  line_("const long nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
+  line_("nt_b[nt_c] = nt_j < " + N + " ? " + B + "[nt_k * (" + pitch_b + ") + nt_j] : 0;");
+  close();
+  each([&](const std::string&, const std::string&, const std::string& slot) {
+    std::string x = acc + "[" + slot + "]";
+    line_(x + " = " + (f ? "fma(nt_a[nt_r], nt_b[nt_c], " + x + ")" : x + " + nt_a[nt_r] * nt_b[nt_c]") +
+          ";");
+  });
+  close();
+  close();
+  if (!held) {
+    barrier();
+    each([&](const std::string& i, const std::string& j, const std::string& slot) {
+      line_("if (" + i + " < " + M + " && " + j + " < " + N + ") " + result + "[" + i + " * " + N + " + " +
+            j + "] = " + acc + "[" + slot + "];");
+    });
+    barrier();
+  }
+  close();
+}
+
+void Emitter::emit_mma_steps(const std::string& type, int layout, const std::string& tx,
+                             const std::string& ty, const std::string& acc, const std::string& A,
+                             const std::string& B, const std::string& K, const std::string& pitch_a,
+                             const std::string& pitch_b, bool pairs) {
+  const std::string n = std::to_string(layout);
+  const std::string pack = "nt_pack_" + type + "x2", step = "NT_MMA_M16N8K16_" + type;
+  const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
+  // This lane's group g and thread t in the group; its warp's column wn (its row is in ty).
+  line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
+  open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
+  line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
+  // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns 2 t, 2 t + 1 and + 8.
+  line_("NT_UNROLL");
+  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
+        " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
+  const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
+  for (int r = 0; r < 4; ++r) {
+    std::string x = std::string(at[r]), to = "nt_fa[nt_i][" + std::to_string(r) + "] = " + pack;
+    if (pairs) {  // one 64-bit load: a half-warp's 16 lanes read 32 distinct banks
+      line_("{ const float2 nt_e = *(__local const float2*)(" + A + " + " + x + "); " + to +
+            "(nt_e.x, nt_e.y); }");
+    } else {
+      line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");
+    }
+  }
+  close();
+  // b's fragment of the warp's j-th 8 columns: column g, rows 2 t, 2 t + 1 and + 8.
+  line_("NT_UNROLL");
+  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+  line_("const long nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
+  line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + " + pb + "]);");
+  line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb + "]);");
+  close();
+  // The accumulators of tile (i, j): slots (2 i, 2 j), (2 i, 2 j + 1), (2 i + 1, 2 j), (2 i + 1, 2 j + 1).
+  line_("NT_UNROLL");
+  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  line_("NT_UNROLL");
+  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+  line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
+  line_(step + "(" + acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc +
+        "[nt_s + NT_C" + n + " + 1], nt_fa[nt_i], nt_fb[nt_j]);");
+  close();
+  close();
+  close();
+}
+
+}  // namespace nt::codegen

@@ -1,0 +1,43 @@
+#include "codegen/opencl/mma_ptx.h"
+
+namespace nt::codegen {
+
+// cvt.rn.{f16,bf16}x2.f32 d, a, b puts a in the high half and b in the low one. The fragments'
+// layouts are PTX's for mma.m16n8k16 with .row a and .col b (lower/program_layout.h has the
+// accumulators'; emitter_work_group_dot.cpp the operands').
+const char* const kMmaHelpers = R"CL(inline uint nt_pack_f16x2(float lo, float hi) {
+  uint r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+inline uint nt_pack_bf16x2(float lo, float hi) {
+  uint r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+#define NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)                                                       \
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+      "{%0, %1, %2, %3};"                                                                                \
+      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)                                                           \
+      : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]), "r"((b)[1]))
+#define NT_MMA_M16N8K16_bf16(d0, d1, d2, d3, a, b)                                                        \
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+      "{%0, %1, %2, %3};"                                                                                  \
+      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)                                                             \
+      : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]), "r"((b)[1]))
+)CL";
+
+const char* const kMmaProbe = R"CL(__kernel void nt_mma_probe(__global float* x) {
+  const int i = get_local_id(0);
+  uint a[4], b[2];
+  for (int k = 0; k < 4; ++k) a[k] = nt_pack_f16x2(x[i], x[i + 1]);
+  b[0] = nt_pack_bf16x2(x[i], x[i + 2]);
+  b[1] = b[0];
+  float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+  NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b);
+  NT_MMA_M16N8K16_bf16(d0, d1, d2, d3, a, b);
+  x[i] = d0 + d1 + d2 + d3;
+}
+)CL";
+
+}  // namespace nt::codegen

@@ -1,0 +1,19 @@
+// Tensor cores from OpenCL C: inline PTX for NVIDIA GPUs of compute capability 8.0 and later.
+//
+// NVIDIA's OpenCL compiler accepts inline PTX (`asm`), and PTX's mma.sync.m16n8k16 multiplies
+// a 16 x 16 tile of float16 (or bfloat16) by a 16 x 8 one into float accumulators, a warp at a
+// time. kMmaHelpers defines what generated dots use (codegen/opencl/emitter_work_group_dot.cpp):
+//   nt_pack_f16x2(lo, hi), nt_pack_bf16x2(lo, hi)  two floats rounded to a pair of 16-bit
+//                                                   floats, lo in the low half;
+//   NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)       d += a b for one warp: a the uint[4] and b the
+//   NT_MMA_M16N8K16_bf16(...)                        uint[2] fragments, d0..d3 float lvalues.
+// kMmaProbe is a kernel using all of them: the runtime builds it once per device before it
+// builds sources with NT_MMA_SYNC (driver/compiled_kernel.cpp).
+#pragma once
+
+namespace nt::codegen {
+
+extern const char* const kMmaHelpers;
+extern const char* const kMmaProbe;
+
+}  // namespace nt::codegen
