@@ -42,6 +42,9 @@ def cases():
     a16, b16 = torch.randn(4096, 4096).half(), torch.randn(4096, 4096).half()
     yield ("matmul 4096^2 f16", matmul_kernel, (a16, b16, torch.empty(4096, 4096).half()), {},
            lambda: (a16.float() @ b16.float()).half(), None, 2 * 4096**3)
+    a_bf, b_bf = torch.randn(4096, 4096).bfloat16(), torch.randn(4096, 4096).bfloat16()
+    yield ("matmul 4096^2 bf16", matmul_kernel, (a_bf, b_bf, torch.empty(4096, 4096).bfloat16()), {},
+           lambda: (a_bf.float() @ b_bf.float()).bfloat16(), None, 2 * 4096**3)
     yield ("matmul 2048^2 f32 (8 warps)", matmul_8_warps, (a, b, torch.empty(2048, 2048)), {}, lambda: a @ b, None,
            2 * 2048**3)
     yield ("matmul 4096^2 f16 (8 warps)", matmul_8_warps, (a16, b16, torch.empty(4096, 4096).half()), {},
@@ -77,7 +80,7 @@ def cuda_time(function, repeats=20):
 
 
 def torch_references():
-    """torch on CUDA tensors for the same four operations (None without CUDA)."""
+    """torch on CUDA tensors for the same operations (None without CUDA)."""
     if not torch.cuda.is_available():
         return {}
     d = "cuda"
@@ -88,12 +91,14 @@ def torch_references():
     c = torch.empty(2048, 2048, device=d)
     a16, b16 = torch.randn(4096, 4096, device=d).half(), torch.randn(4096, 4096, device=d).half()
     c16 = torch.empty(4096, 4096, device=d).half()
+    a_bf, b_bf, c_bf = a16.bfloat16(), b16.bfloat16(), c16.bfloat16()
     torch.backends.cuda.matmul.allow_tf32 = False
     return {
         "add 16M f32": cuda_time(lambda: torch.add(x, y, out=z)),
         "softmax 4096^2 f32": cuda_time(lambda: torch.softmax(rows, dim=-1)),
         "matmul 2048^2 f32": cuda_time(lambda: torch.matmul(a, b, out=c)),
         "matmul 4096^2 f16": cuda_time(lambda: torch.matmul(a16, b16, out=c16)),
+        "matmul 4096^2 bf16": cuda_time(lambda: torch.matmul(a_bf, b_bf, out=c_bf)),
     }
 
 
@@ -106,7 +111,7 @@ def main():
         output.fill_(float("nan"))
         kernel(*args, **keywords)
         reference = expected()
-        tolerance = 2e-2 if output.dtype == torch.float16 else 1e-3
+        tolerance = {torch.float16: 2e-2, torch.bfloat16: 5e-2}.get(output.dtype, 1e-3)
         if not torch.allclose(output.float(), reference.float(), rtol=tolerance, atol=tolerance):
             print(f"{name}: WRONG RESULT")
             continue

@@ -372,7 +372,10 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
   if (plan_.source.work_group_capable) {
-    prepared->work_items = program_work_items(prepared->device->info(), plan_.num_warps);
+    size_t num_warps = plan_.num_warps;
+    if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
+      num_warps = static_cast<size_t>(tuned->second);
+    prepared->work_items = program_work_items(prepared->device->info(), num_warps);
     // Blocks too large for the device's local memory: the program on one work-item.
     // Launches may go to the device's small companion (target_device()): both must have room.
     cl_ulong room = prepared->device->info().local_memory;
@@ -620,7 +623,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   EntryLock entry_lock = DiskCache::instance().lock("tuning", disk_key);
   if (auto text = DiskCache::instance().read("tuning", disk_key)) {
     auto config = tune::parse_config(*text);
-    bool complete = config && config->size() == plan_.meta_symbols.size();
+    bool complete = config && config->size() == plan_.meta_symbols.size() + config->count(kNumWarpsConfigKey);
     for (const std::string& name : plan_.meta_symbols) complete = complete && config->count(name);
     if (complete) {
       keep({key, {}, *config, true});
@@ -666,9 +669,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
 
   // Build the candidates in parallel (the device compiler runs on both
   // cores), then time them one by one.
-  {
+  auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
-    for (const tune::Config& config : space) {
+    for (const tune::Config& config : configs) {
       builds.push_back(std::async(std::launch::async, [this, &bound, config] {
         try {  // for the device the candidate's launches will run on
           auto prepared = prepare(bound, config);
@@ -684,7 +687,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       }
     }
     for (auto& b : builds) b.get();
-  }
+  };
+  build_all(space);
   // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
   // the kernel's own time on the device, when the device reports it (host transfers, the same
   // for every candidate and far longer on a discrete GPU, would drown the differences).
@@ -697,25 +701,50 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   TuningRecord record{key, {}, {}, false};
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
-  for (const tune::Config& config : space) {
-    check_interrupts();  // between candidates: nothing is half-written
-    double seconds = std::numeric_limits<double>::infinity();
-    try {
-      run(bound, config, scratch_args);  // warm-up
-      seconds = time_of(config);
-      g_timing_runs += 2;
-      if (seconds < 1.25 * best) {
-        seconds = std::min(seconds, time_of(config));
-        ++g_timing_runs;
+  auto time_all = [&](const std::vector<tune::Config>& configs) {
+    for (const tune::Config& config : configs) {
+      check_interrupts();  // between candidates: nothing is half-written
+      double seconds = std::numeric_limits<double>::infinity();
+      try {
+        run(bound, config, scratch_args);  // warm-up
+        seconds = time_of(config);
+        g_timing_runs += 2;
+        if (seconds < 1.25 * best) {
+          seconds = std::min(seconds, time_of(config));
+          ++g_timing_runs;
+        }
+      } catch (const std::exception&) {
+        // A candidate that fails to build or run is never chosen.
       }
-    } catch (const std::exception&) {
-      // A candidate that fails to build or run is never chosen.
+      record.candidates.emplace_back(config, seconds);
+      if (seconds < best) {
+        best = seconds;
+        chosen = config;
+      }
     }
-    record.candidates.emplace_back(config, seconds);
-    if (seconds < best) {
-      best = seconds;
-      chosen = config;
+  };
+  time_all(space);
+  // Upstream's num_warps, where make() gave none and programs run on work-groups here: the two
+  // fastest configurations again on half and twice the default warps (kernels of wide dots gain
+  // from more, of small blocks from fewer).
+  const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
+                          !plan_.source.symbols.count(kNumWarpsConfigKey) &&
+                          program_work_items(current_device()->info(), 0) > 1;
+  if (tune_warps) {
+    std::vector<std::pair<double, tune::Config>> ranked;
+    for (const auto& [config, seconds] : record.candidates)
+      if (seconds < std::numeric_limits<double>::infinity()) ranked.emplace_back(seconds, config);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<tune::Config> warps;
+    for (size_t i = 0; i < std::min<size_t>(ranked.size(), 2); ++i) {
+      for (size_t n : {kWarps / 2, kWarps * 2}) {
+        tune::Config config = ranked[i].second;
+        config[kNumWarpsConfigKey] = static_cast<int64_t>(n);
+        warps.push_back(config);
+      }
     }
+    build_all(warps);
+    time_all(warps);
   }
   record.chosen = chosen;
   keep(record);

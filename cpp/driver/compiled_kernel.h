@@ -60,6 +60,10 @@ struct TuningRecord {
   bool from_disk = false;  // chosen by an earlier process
 };
 
+// The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:
+// program_work_items()), where make() gave none and the device runs programs on work-groups.
+inline constexpr const char* kNumWarpsConfigKey = "num_warps";
+
 // Timed runs of candidates in this process (every kernel).
 size_t num_timing_runs();
 

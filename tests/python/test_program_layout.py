@@ -179,16 +179,18 @@ def transpose_in_place_application(x):
 transpose_in_place = ninetoothed.make(lambda x: x.tile((BLOCK, BLOCK)), transpose_in_place_application, (Tensor(2),))
 
 
-def test_num_warps_sets_the_work_items_of_a_program():
+def test_num_warps_sets_the_work_items_of_a_program(tmp_path):
     # Upstream's num_warps: programs on work-groups of num_warps x 32 work-items, rounded down to a
-    # power of two (layout_scripts/num_warps.py, with the work-group layout forced).
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
+    # power of two (layout_scripts/num_warps.py, with the work-group layout forced; a cache of its
+    # own, so that tuning runs).
+    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group", NINETOOTHED_CACHE_DIR=str(tmp_path))
     result = subprocess.run([sys.executable, str(SCRIPTS / "num_warps.py")], env=env, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     largest = ninetoothed._core.current_device()["max_work_group_size"]
     expected = [f"{w} {min(n, 1 << (largest.bit_length() - 1))}" for w, n in ((1, 32), (2, 64), (3, 64), (8, 256))]
-    assert result.stdout.split("\n")[:-1] == expected + ["ok"]
+    # Tuned without num_warps: the two fastest block sizes on 2 and 8 warps too.
+    assert result.stdout.split("\n")[:-1] == expected + ["tuned warps None 2 2 8 8", "tuned warps 2", "ok"]
 
 
 def test_num_warps_leaves_cpu_programs_on_one_work_item():

@@ -20,6 +20,7 @@ from test_program_layout import (  # noqa: E402
     transpose_blocks_reference,
 )
 from test_device_memory import add_arrangement, matmul_arrangement  # noqa: E402  (block sizes given: no tuning)
+from tutorial_kernels import add_arrangement as tutorial_add_arrangement  # noqa: E402  (tuned)
 from tutorial_kernels import add_application, matmul_application, softmax_arrangement, softmax_application  # noqa: E402
 
 
@@ -58,7 +59,26 @@ def main():
         assert torch.equal(y, transpose_blocks_reference(x, 16)), num_warps
         used.add(transpose._binder.last.last_work_items)
         print(num_warps, *sorted(used))
+    check_tuned_warps()
     print("ok")
+
+
+def check_tuned_warps():
+    # Tuned without num_warps: the two fastest configurations again on 2 and 8 warps, the chosen
+    # launched on its warps; with num_warps given, none.
+    largest = ninetoothed._core.current_device()["max_work_group_size"]
+    for given in (None, 2):
+        add = ninetoothed.make(tutorial_add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1)),
+                               num_warps=given)
+        x, y = torch.randn(3001), torch.randn(3001)
+        z = torch.full_like(x, float("nan"))
+        add(x, y, z)  # BLOCK_SIZE tuned
+        assert torch.equal(z, x + y), given
+        (record,) = add.tuning_report()
+        warps = sorted(config["num_warps"] for config, _ in record["candidates"] if "num_warps" in config)
+        chosen = record["chosen"].get("num_warps", given or 4)
+        assert add._binder.last.last_work_items == min(32 * chosen, 1 << (largest.bit_length() - 1))
+        print("tuned warps", given, *warps)
 
 
 main()
