@@ -152,8 +152,8 @@ bool tensor_cores(const Device& device) {
   bool builds = true;
   try {
     build_program(device, std::string(codegen::kMmaHelpers) + codegen::kMmaProbe, "");
-  } catch (const BuildError&) {
-    builds = false;  // an older compiler: the dots multiply-add in float
+  } catch (const std::exception&) {
+    builds = false;  // an older compiler (or none at all): the dots multiply-add in float
   }
   probed.emplace(device.id(), builds);
   return builds;
@@ -196,12 +196,15 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
   }
   key.push_back(config.has_value());
   if (config) {
-    if (config->size() != plan_.meta_symbols.size()) return false;
+    const auto warps = config->find(kNumWarpsConfigKey);
+    const bool has_warps = warps != config->end();
+    if (config->size() != plan_.meta_symbols.size() + has_warps) return false;
     for (const std::string& name : plan_.meta_symbols) {
       auto it = config->find(name);
       if (it == config->end()) return false;
       key.push_back(it->second);
     }
+    key.push_back(has_warps ? warps->second : 0);
   }
   return true;
 }
@@ -582,8 +585,10 @@ namespace nt {
 
 namespace {
 
-// Candidates tried when make() gave no max_num_configs.
+// Candidates tried when make() gave no max_num_configs: block sizes, and num_warps (2 and 8 warps
+// for the two fastest) where it is tuned.
 constexpr size_t kDefaultMaxConfigs = 12;
+constexpr size_t kDefaultWarpConfigs = 4;
 // Elements one block may hold in a candidate configuration.
 constexpr int64_t kTuningBlockBudget = 16384;
 
@@ -648,8 +653,17 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
     return true;
   };
-  std::vector<tune::Config> space =
-      tune::config_space(symbols, fits, max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs);
+  // Upstream's num_warps, where make() gave none and programs run on work-groups here: after the
+  // block sizes, the fastest configurations again on half and twice the default warps (kernels of
+  // wide dots gain from more, of small blocks from fewer). max_num_configs caps both together;
+  // by default they get kDefaultWarpConfigs more.
+  const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
+                          !plan_.source.symbols.count(kNumWarpsConfigKey) &&
+                          program_work_items(current_device()->info(), 0) > 1;
+  const size_t cap =
+      max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
+  const size_t warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
+  std::vector<tune::Config> space = tune::config_space(symbols, fits, cap - warp_configs);
   if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors
@@ -724,19 +738,13 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
   };
   time_all(space);
-  // Upstream's num_warps, where make() gave none and programs run on work-groups here: the two
-  // fastest configurations again on half and twice the default warps (kernels of wide dots gain
-  // from more, of small blocks from fewer).
-  const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
-                          !plan_.source.symbols.count(kNumWarpsConfigKey) &&
-                          program_work_items(current_device()->info(), 0) > 1;
-  if (tune_warps) {
+  if (warp_configs > 0) {
     std::vector<std::pair<double, tune::Config>> ranked;
     for (const auto& [config, seconds] : record.candidates)
       if (seconds < std::numeric_limits<double>::infinity()) ranked.emplace_back(seconds, config);
     std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<tune::Config> warps;
-    for (size_t i = 0; i < std::min<size_t>(ranked.size(), 2); ++i) {
+    for (size_t i = 0; i < std::min<size_t>(ranked.size(), warp_configs / 2); ++i) {
       for (size_t n : {kWarps / 2, kWarps * 2}) {
         tune::Config config = ranked[i].second;
         config[kNumWarpsConfigKey] = static_cast<int64_t>(n);

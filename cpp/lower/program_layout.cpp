@@ -93,9 +93,9 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
            " NT_LANE\n" + "#define " + name("ROW") + "(ty, r) ((ty) + NT_TY" + n + " * (r))\n" + "#define " +
            name("COL") + "(tx, c) ((tx) + NT_TX" + n + " * (c))\n";
   }
-  // The warps' grid: NT_WM the largest power of two whose rows of 16 divide the block and
-  // that leaves the warps' tiles no taller than they are wide (rows / NT_WM <= columns / NT_WN),
-  // which keeps the operand fragments a warp loads per step of k fewest.
+  // The warps' grid: NT_WM the largest power of two whose 16-row tiles divide the block and that
+  // leaves the warps' tiles at least as tall as wide (rows / NT_WM >= columns / NT_WN): a's
+  // fragments are read two floats at a time, b's one, so taller tiles load fewer per step of k.
   const std::string warps = "((long)NT_WORK_ITEMS / 32)";
   std::string wm = "1L";
   for (int c = 2; c <= 32; c *= 2) {

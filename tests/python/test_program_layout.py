@@ -190,7 +190,7 @@ def test_num_warps_sets_the_work_items_of_a_program(tmp_path):
     largest = ninetoothed._core.current_device()["max_work_group_size"]
     expected = [f"{w} {min(n, 1 << (largest.bit_length() - 1))}" for w, n in ((1, 32), (2, 64), (3, 64), (8, 256))]
     # Tuned without num_warps: the two fastest block sizes on 2 and 8 warps too.
-    assert result.stdout.split("\n")[:-1] == expected + ["tuned warps None 2 2 8 8", "tuned warps 2", "ok"]
+    assert result.stdout.split("\n")[:-1] == expected + ["tuned warps None 2 2 8 8", "tuned warps 2", "capped 2 4 8", "ok"]
 
 
 def test_num_warps_leaves_cpu_programs_on_one_work_item():

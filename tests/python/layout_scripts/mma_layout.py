@@ -29,7 +29,7 @@ if not tensor_cores:
 def check_matmuls():
     # On 4 warps (64, 64, 32) is a 2 x 2 grid of warps and (64, 256, 32) a 1 x 4 one; (64, 64, 24)
     # multiplies in float in the mma layout (k not a multiple of 16); (48, 40, 16) does not divide:
-    # the cyclic layout. On 8 warps (128, 128, 32) is 4 x 2; on 1, (32, 64, 16) is one warp's.
+    # the cyclic layout. On 8 warps (128, 128, 32) is 2 x 4; on 1, (32, 64, 16) is one warp's.
     cases = {1: ((32, 64, 16), (16, 16, 16)), 4: ((64, 64, 32), (64, 256, 32), (64, 64, 24), (48, 40, 16)),
              8: ((128, 128, 32), (64, 64, 32))}
     for num_warps, blocks in cases.items():

@@ -79,6 +79,19 @@ def check_tuned_warps():
         chosen = record["chosen"].get("num_warps", given or 4)
         assert add._binder.last.last_work_items == min(32 * chosen, 1 << (largest.bit_length() - 1))
         print("tuned warps", given, *warps)
+        if given is None:
+            tuned, tuned_record = add, record
+    # A tuned configuration can be pinned, its warps included; max_num_configs caps the warps too.
+    tuned.pin(dict(tuned_record["chosen"], num_warps=8))
+    z.fill_(float("nan"))
+    tuned(x, y, z)
+    assert torch.equal(z, x + y) and tuned._binder.last.last_work_items == min(256, 1 << (largest.bit_length() - 1))
+    capped = ninetoothed.make(tutorial_add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1)),
+                              max_num_configs=3)
+    capped(x, y, z)
+    (record,) = capped.tuning_report()
+    assert len(record["candidates"]) == 3, record
+    print("capped", *sorted(config.get("num_warps", 4) for config, _ in record["candidates"]))
 
 
 main()
