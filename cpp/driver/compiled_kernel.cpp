@@ -379,21 +379,21 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
       num_warps = static_cast<size_t>(tuned->second);
     prepared->work_items = program_work_items(prepared->device->info(), num_warps);
+    // Tensor cores, or their layout forced for tests, where a program has whole warps.
+    const bool mma_sync = prepared->work_items % kWarpItems == 0 && tensor_cores(*prepared->device);
+    const bool mma_layout = prepared->work_items % kWarpItems == 0 && (mma_sync || g_mma_layout_forced);
     // Blocks too large for the device's local memory: the program on one work-item.
     // Launches may go to the device's small companion (target_device()): both must have room.
     cl_ulong room = prepared->device->info().local_memory;
     if (prepared->device->small()) room = std::min(room, prepared->device->small()->info().local_memory);
     SymbolMap with_items = values;
     with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(prepared->work_items)));
+    with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma_layout}));
     auto local = evaluate_int(plan_.source.local_bytes, with_items);
     if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > room) prepared->work_items = 1;
-    if (prepared->work_items > 1)
+    if (prepared->work_items > 1) {
       prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
-    if (prepared->work_items % kWarpItems == 0) {
-      if (tensor_cores(*prepared->device))
-        prepared->options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
-      else if (g_mma_layout_forced)
-        prepared->options += " -DNT_MMA_LAYOUT";
+      if (mma_layout) prepared->options += mma_sync ? " -DNT_MMA_LAYOUT -DNT_MMA_SYNC" : " -DNT_MMA_LAYOUT";
     }
   }
   // The grid: the first tiled parameter's outermost shape. The others must

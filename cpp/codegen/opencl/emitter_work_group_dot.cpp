@@ -64,7 +64,9 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   std::string ct = compute_type(dtype);
   array_size(v->type.shape, "a dot operand");  // the sizes must be known at build time
   used_pitch = pitch;
-  const Expr rows = v->type.shape[0], padded = add(v->type.shape[1], Expr(static_cast<int64_t>(pad)));
+  // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
+  const Expr rows = v->type.shape[0],
+             padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   local_bytes_ = add(local_bytes_, mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
   local_decls_.push_back("__local " + ct + " " + name + "[" + c(simplify(rows, env_)) + " * (" + pitch +

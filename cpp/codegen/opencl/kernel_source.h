@@ -50,12 +50,15 @@ struct KernelSource {
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
   // The local memory a program on a work-group needs (an upper bound), over those symbols
-  // and kWorkItemsSymbol (the work-items of a program).
+  // kWorkItemsSymbol (the work-items of a program) and kMmaLayoutSymbol.
   Expr local_bytes = Expr(0);
 };
 
 // The symbol local_bytes names the work-items of a program by.
 inline constexpr const char* kWorkItemsSymbol = "nt_work_items";
+// The symbol local_bytes names by 1 a build with -DNT_MMA_LAYOUT (lower/program_layout.h), else 0:
+// tensor-core dots pad their operands' rows in local memory.
+inline constexpr const char* kMmaLayoutSymbol = "nt_mma_layout";
 
 // The comments that open the two bodies of a kernel that has two.
 extern const char* const kWorkGroupBody;
