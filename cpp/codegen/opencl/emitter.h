@@ -11,7 +11,8 @@
 //   emitter_values.cpp       tensor accesses and the C of a value's element
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
-//   emitter_work_group.cpp   tile layouts, shared values, work-group reductions and dots
+//   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
+//   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
 #pragma once
 
 #include <functional>
