@@ -8,11 +8,12 @@
 //   - everywhere: per k, each work-item reads its rows of a and columns of b and fuses
 //     NT_R x NT_C multiply-adds into its slots;
 //   - NT_MMA_SYNC (a source for NVIDIA GPUs of compute capability 8.0 or later, where the
-//     runtime found that inline PTX builds: runtime/device.h) and the result's layout is
-//     the mma one (lower/program_layout.h): float16 and bfloat16 operands go 16 steps of k
-//     at a time through PTX's mma.sync.m16n8k16 with float accumulators, each warp loading
-//     its operand fragments from local memory. Both compute exact products summed in float;
-//     only the order of the sums differs.
+//     runtime found that inline PTX builds: tensor_cores() in driver/compiled_kernel.h) and the
+//     result's layout is the mma one (lower/program_layout.h): float16 and bfloat16 operands go
+//     16 steps of k at a time through PTX's mma.sync.m16n8k16 with float accumulators, each warp
+//     loading its operand fragments from local memory. Both sum exact products in float, in
+//     different orders; the mma path rounds its operands to 16 bits (computed float16 values are
+//     held unrounded in float elsewhere).
 #include <functional>
 #include <string>
 
