@@ -2,13 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <future>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -17,31 +13,17 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"
-#include "runtime/disk_cache.h"
 #include "runtime/program.h"
 #include "support/errors.h"
-#include "support/interrupts.h"
 #include "symbolic/printer.h"
 #include "symbolic/substitute.h"
-#include "tune/config_space.h"
 
 namespace nt {
 
 namespace {
 
-// Private memory one program may use: work-items run on the device's worker
-// threads, whose stacks hold their private arrays.
-constexpr int64_t kPrivateMemoryBudget = 2 << 20;
 // See small_launch_limit().
 constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
-
-// The elements a tensor spans, relative to its element (0, ..., 0): from
-// `lo` (<= 0) to `hi`; `empty` when it has no elements.
-struct Span {
-  int64_t lo = 0, hi = 0;
-  bool empty = false;
-  int64_t elements() const { return empty ? 0 : hi - lo + 1; }
-};
 
 // Does the tensor hold each element of its span exactly once (no gaps, no
 // overlaps)?
@@ -60,6 +42,14 @@ bool fills_its_span(const TensorArg& t) {
   return true;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
 Span span_of(const TensorArg& t) {
   Span span;
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -69,14 +59,6 @@ Span span_of(const TensorArg& t) {
   }
   return span;
 }
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
-}  // namespace
 
 CompiledKernel::CompiledKernel(const ir::Kernel& traced) {
   ir::verify(traced);
@@ -99,9 +81,7 @@ std::atomic<size_t> g_small_launches{0};
 // Private memory per program on a small launch: its work-items run on the
 // calling thread's stack, which may be a Python thread's.
 constexpr int64_t kSmallPrivateBudget = 256 << 10;
-// Work-items of a program in the work-group layout: upstream's default of 4
-// warps of 32.
-constexpr size_t kWarps = 4;
+// Work-items of a warp: programs in the work-group layout run on num_warps of them.
 constexpr size_t kWarpItems = 32;
 // Plans kept per kernel before they are all dropped (a kernel called with
 // ever new shapes).
@@ -130,7 +110,7 @@ size_t program_work_items(const DeviceInfo& device, size_t num_warps) {
   }
   if (!work_group) return 1;
   // A power of two (the tile layouts' grids of work-items are).
-  const size_t wanted = std::min<size_t>(num_warps ? num_warps : kWarps, 1024) * kWarpItems;
+  const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kWarpItems;
   size_t items = 1;
   while (items * 2 <= std::min<size_t>(wanted, device.max_work_group_size)) items *= 2;
   return items;
@@ -577,187 +557,6 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     if (built.idle.size() < kIdleLaunchers) built.idle.push_back(std::move(owned));
   }
   return seconds;
-}
-
-}  // namespace nt
-
-namespace nt {
-
-namespace {
-
-// Candidates tried when make() gave no max_num_configs: block sizes, and num_warps (2 and 8 warps
-// for the two fastest) where it is tuned.
-constexpr size_t kDefaultMaxConfigs = 12;
-constexpr size_t kDefaultWarpConfigs = 4;
-// Elements one block may hold in a candidate configuration.
-constexpr int64_t kTuningBlockBudget = 16384;
-
-std::atomic<size_t> g_timing_runs{0};
-
-double seconds_of(const std::function<void()>& f) {
-  auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
-size_t num_timing_runs() { return g_timing_runs; }
-
-SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
-  if (plan_.meta_symbols.empty()) return {};
-  std::string key = current_device()->cache_key() + "|" + bound.key;
-  if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
-  auto known = [&]() -> std::optional<SymbolValues> {
-    std::lock_guard lock(mutex_);
-    if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
-    return std::nullopt;
-  };
-  if (auto config = known()) return *config;
-  // One thread tunes a kernel at a time; the others wait and take its choice.
-  std::lock_guard tuning(tuning_mutex_);
-  if (auto config = known()) return *config;
-  auto keep = [&](const TuningRecord& record) {
-    std::lock_guard lock(mutex_);
-    chosen_[key] = record.chosen;
-    report_.push_back(record);
-  };
-
-  // Chosen by an earlier process, or by one tuning it now (whose lock we wait for)?
-  std::string disk_key = plan_.source.name + "|" + std::to_string(fnv1a(plan_.source.source)) + "|" + key;
-  EntryLock entry_lock = DiskCache::instance().lock("tuning", disk_key);
-  if (auto text = DiskCache::instance().read("tuning", disk_key)) {
-    auto config = tune::parse_config(*text);
-    bool complete = config && config->size() == plan_.meta_symbols.size() + config->count(kNumWarpsConfigKey);
-    for (const std::string& name : plan_.meta_symbols) complete = complete && config->count(name);
-    if (complete) {
-      keep({key, {}, *config, true});
-      return *config;
-    }
-  }
-
-  // The candidates that fit.
-  std::vector<tune::MetaSymbol> symbols;
-  for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
-  auto fits = [&](const tune::Config& config) {
-    SymbolMap values = bound.values;
-    for (const auto& [name, value] : config) values[name] = Expr(value);
-    auto bytes = evaluate_int(plan_.source.private_bytes, values);
-    if (!bytes || *bytes > kPrivateMemoryBudget) return false;
-    for (const PlanParam& p : plan_.params) {
-      if (p.scalar) continue;
-      int64_t elements = 1;
-      for (const Expr& size : p.block_shape)
-        elements *= std::max<int64_t>(evaluate_int(size, values).value_or(1), 1);
-      if (elements > kTuningBlockBudget) return false;
-    }
-    return true;
-  };
-  // Upstream's num_warps, where make() gave none and programs run on work-groups here: after the
-  // block sizes, the fastest configurations again on half and twice the default warps (kernels of
-  // wide dots gain from more, of small blocks from fewer). max_num_configs caps both together;
-  // by default they get kDefaultWarpConfigs more.
-  const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
-                          !plan_.source.symbols.count(kNumWarpsConfigKey) &&
-                          program_work_items(current_device()->info(), 0) > 1;
-  const size_t cap =
-      max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
-  const size_t warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
-  std::vector<tune::Config> space = tune::config_space(symbols, fits, cap - warp_configs);
-  if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why
-
-  // Outputs go to scratch copies: tuning never changes the caller's tensors
-  // (nor applies atomics twice).
-  std::vector<std::vector<char>> scratch;
-  std::vector<LaunchArg> scratch_args = args;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!plan_.params[i].written || !std::holds_alternative<TensorArg>(args[i])) continue;
-    TensorArg& t = std::get<TensorArg>(scratch_args[i]);
-    Span span = span_of(t);
-    if (span.empty) continue;
-    int64_t item = dtype_bytes(plan_.params[i].dtype);
-    const char* base = static_cast<const char*>(t.data) + span.lo * item;
-    scratch.emplace_back(base, base + span.elements() * item);
-    t.data = scratch.back().data() - span.lo * item;
-  }
-
-  // Build the candidates in parallel (the device compiler runs on both
-  // cores), then time them one by one.
-  auto build_all = [&](const std::vector<tune::Config>& configs) {
-    std::vector<std::future<void>> builds;
-    for (const tune::Config& config : configs) {
-      builds.push_back(std::async(std::launch::async, [this, &bound, config] {
-        try {  // for the device the candidate's launches will run on
-          auto prepared = prepare(bound, config);
-          ProgramCache::instance().get(*target_device(*prepared), plan_.source.source, prepared->options);
-        } catch (const std::exception&) {
-          // timed below as a failure
-        }
-      }));
-      if (builds.size() == 2) {
-        for (auto& b : builds) b.get();
-        builds.clear();
-        check_interrupts();
-      }
-    }
-    for (auto& b : builds) b.get();
-  };
-  build_all(space);
-  // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
-  // the kernel's own time on the device, when the device reports it (host transfers, the same
-  // for every candidate and far longer on a discrete GPU, would drown the differences).
-  const bool device_time = !current_device()->info().is_cpu;
-  auto time_of = [&](const tune::Config& config) {
-    double on_device = 0.0;
-    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args); });
-    return device_time && on_device > 0.0 ? on_device : wall;
-  };
-  TuningRecord record{key, {}, {}, false};
-  double best = std::numeric_limits<double>::infinity();
-  SymbolValues chosen = space.front();
-  auto time_all = [&](const std::vector<tune::Config>& configs) {
-    for (const tune::Config& config : configs) {
-      check_interrupts();  // between candidates: nothing is half-written
-      double seconds = std::numeric_limits<double>::infinity();
-      try {
-        run(bound, config, scratch_args);  // warm-up
-        seconds = time_of(config);
-        g_timing_runs += 2;
-        if (seconds < 1.25 * best) {
-          seconds = std::min(seconds, time_of(config));
-          ++g_timing_runs;
-        }
-      } catch (const std::exception&) {
-        // A candidate that fails to build or run is never chosen.
-      }
-      record.candidates.emplace_back(config, seconds);
-      if (seconds < best) {
-        best = seconds;
-        chosen = config;
-      }
-    }
-  };
-  time_all(space);
-  if (warp_configs > 0) {
-    std::vector<std::pair<double, tune::Config>> ranked;
-    for (const auto& [config, seconds] : record.candidates)
-      if (seconds < std::numeric_limits<double>::infinity()) ranked.emplace_back(seconds, config);
-    std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<tune::Config> warps;
-    for (size_t i = 0; i < std::min<size_t>(ranked.size(), warp_configs / 2); ++i) {
-      for (size_t n : {kWarps / 2, kWarps * 2}) {
-        tune::Config config = ranked[i].second;
-        config[kNumWarpsConfigKey] = static_cast<int64_t>(n);
-        warps.push_back(config);
-      }
-    }
-    build_all(warps);
-    time_all(warps);
-  }
-  record.chosen = chosen;
-  keep(record);
-  DiskCache::instance().write("tuning", disk_key, tune::format_config(chosen));
-  return chosen;
 }
 
 }  // namespace nt

@@ -52,6 +52,21 @@ struct ScalarArg {
 
 using LaunchArg = std::variant<TensorArg, ScalarArg>;
 
+// The elements a tensor spans, relative to its element (0, ..., 0): from
+// `lo` (<= 0) to `hi`; `empty` when it has no elements.
+struct Span {
+  int64_t lo = 0, hi = 0;
+  bool empty = false;
+  int64_t elements() const { return empty ? 0 : hi - lo + 1; }
+};
+Span span_of(const TensorArg& t);
+
+// Private memory one program may use: work-items run on the device's worker
+// threads, whose stacks hold their private arrays.
+inline constexpr int64_t kPrivateMemoryBudget = 2 << 20;
+// Warps of a program in the work-group layout when make() gave no num_warps: upstream's 4.
+inline constexpr size_t kDefaultNumWarps = 4;
+
 // What auto-tuning did for one key (sizes, strides, constexpr values, device).
 struct TuningRecord {
   std::string key;
