@@ -63,6 +63,16 @@ KERNEL = ninetoothed.make(
 )
 
 
+def attention_reference(q, k, v, scale, is_causal):
+    """softmax(q kᵀ scale) v in float64, the future masked when causal."""
+    scores = q.double() @ k.double().transpose(-1, -2) * scale
+    if is_causal:
+        seq_len = q.shape[-2]
+        future = torch.ones(seq_len, seq_len, dtype=torch.bool).tril().logical_not()
+        scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v.double()
+
+
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
 @pytest.mark.parametrize("is_causal", (False, True))
 @pytest.mark.parametrize("seq_len", (1, 77, 1024))
@@ -72,11 +82,7 @@ def test_attention(dtype, is_causal, seq_len):
     o = torch.full_like(q, float("nan"))
     scale = 1 / math.sqrt(head_dim)
     KERNEL(q, k, v, scale, is_causal, o, BLOCK_M=64, BLOCK_N=32)
-    scores = q.double() @ k.double().transpose(-1, -2) * scale
-    if is_causal:
-        future = torch.ones(seq_len, seq_len, dtype=torch.bool).tril().logical_not()
-        scores = scores.masked_fill(future, float("-inf"))
-    expected = torch.softmax(scores, dim=-1) @ v.double()
+    expected = attention_reference(q, k, v, scale, is_causal)
     tolerance = 1e-5 if dtype == torch.float32 else 3e-3
     torch.testing.assert_close(o.double(), expected, rtol=tolerance, atol=tolerance)
 

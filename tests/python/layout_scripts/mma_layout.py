@@ -6,19 +6,15 @@ and a second dot over the first's result) give the float64 references' results; 
 cores ran, then 'ok'."""
 
 import math
-import pathlib
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
-    sys.path.insert(0, str(path))
+import _paths  # noqa: F401  (sys.path: the package, the examples, the tests)
 
 import torch  # noqa: E402
 
 import ninetoothed  # noqa: E402
 from ninetoothed import Tensor  # noqa: E402
 from test_device_memory import matmul_arrangement  # noqa: E402  (block sizes given: no tuning)
-from test_kernels_attention import KERNEL as attention  # noqa: E402
+from test_kernels_attention import KERNEL as attention, attention_reference  # noqa: E402
 from tutorial_kernels import matmul_application  # noqa: E402
 
 tensor_cores = ninetoothed._core.tensor_cores()
@@ -56,11 +52,7 @@ def check_attention():
             o = torch.full_like(q, float("nan"))
             scale = 1 / math.sqrt(64)
             attention(q, k, v, scale, is_causal, o, BLOCK_M=64, BLOCK_N=32)
-            scores = q.double() @ k.double().transpose(-1, -2) * scale
-            if is_causal:
-                future = torch.ones(seq_len, seq_len, dtype=torch.bool).tril().logical_not()
-                scores = scores.masked_fill(future, float("-inf"))
-            expected = torch.softmax(scores, dim=-1) @ v.double()
+            expected = attention_reference(q, k, v, scale, is_causal)
             tolerance = 3e-3 if dtype == torch.float16 else 2e-2
             torch.testing.assert_close(o.double(), expected, rtol=tolerance, atol=tolerance,
                                        msg=lambda text: f"{dtype}, {seq_len}, causal {is_causal}: {text}")

@@ -3,12 +3,8 @@ programs on num_warps x 32 work-items (3 rounds down to 2, a power of two), and 
 reduction, dot and shared-value kernels give the float64 references' results, float16 and partial
 blocks included; prints the work-items of each, then 'ok'."""
 
-import pathlib
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
-    sys.path.insert(0, str(path))
+import _paths  # noqa: F401  (sys.path: the package, the examples, the tests)
 
 import torch  # noqa: E402
 

@@ -3,12 +3,8 @@ of every kind (element-wise; reductions, dots, values shared between work-items,
 a parameter stored and loaded) on odd sizes, partial blocks, float16 and strided views against
 float64 references; prints 'ok'."""
 
-import pathlib
-import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-for path in (ROOT / "python", ROOT / "examples", ROOT / "tests" / "python"):
-    sys.path.insert(0, str(path))
+import _paths  # noqa: F401  (sys.path: the package, the examples, the tests)
 
 import torch  # noqa: E402
 
