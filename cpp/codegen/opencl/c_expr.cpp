@@ -33,7 +33,21 @@ bool positive(const Expr& e, const BoundsEnv& env) {
   return b.lo && *b.lo > 0;
 }
 
+void collect_unproved_divisors(const Expr& e, const BoundsEnv& env, std::vector<Expr>& out) {
+  for (const Expr& o : e->operands) collect_unproved_divisors(o, env, out);
+  if (e->kind != ExprKind::Binary || (e->binary_op != BinaryOp::FloorDiv && e->binary_op != BinaryOp::Mod))
+    return;
+  Interval b = bounds_of(e->operands[1], env);
+  if (!((b.lo && *b.lo >= 1) || (b.hi && *b.hi <= -1))) out.push_back(e->operands[1]);
+}
+
 }  // namespace
+
+std::vector<Expr> unproved_divisors(const Expr& e, const BoundsEnv& env) {
+  std::vector<Expr> out;
+  collect_unproved_divisors(e, env, out);
+  return out;
+}
 
 std::string c_literal(const Expr& value, DType dtype) {
   bool is_float = dtype_is_float(dtype);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "symbolic/expr.h"
 #include "symbolic/simplify.h"
@@ -17,6 +18,10 @@
 namespace nt::codegen {
 
 std::string c_expr(const Expr& e, const BoundsEnv& env);
+
+// The divisors of `e`'s floor divisions and remainders that `env` does not prove nonzero
+// (evaluated where they are 0, the C traps).
+std::vector<Expr> unproved_divisors(const Expr& e, const BoundsEnv& env);
 
 // A constant as a C literal of `dtype`'s compute type (inf and nan included).
 std::string c_literal(const Expr& value, DType dtype);

@@ -44,12 +44,20 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     aligned_ = saved;
     return;
   }
+  if (d == 0 && !group_ && !distribute_ && !tables_ && shape.size() >= 2) {
+    with_index_tables(shape, [&] { loops(shape, body, 0, index, plain); });
+    return;
+  }
   std::string v = fresh("e");
   SymbolAttrs attrs;
   attrs.lower_bound = 0;
   env_.set(v, 0, std::nullopt);
   env_.set_symbolic(v, Expr(0), sub(shape[d], 1));
   index.push_back(var(v, attrs));
+  if (tables_ && !tables_->complete) {
+    tables_->index.push_back(v);
+    tables_->complete = index.size() == shape.size();
+  }
   std::streampos hint_at = body_.tellp(), loop_at = hint_at;
   if (d + 1 == shape.size() && vector_trees_) {
     const std::vector<Value>* trees = vector_trees_;

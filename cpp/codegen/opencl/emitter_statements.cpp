@@ -253,6 +253,10 @@ void Emitter::emit_for(const Stmt& s) {
   materialize_parts(s->start);
   materialize_parts(s->stop);
   materialize_parts(s->step);
+  with_loop_scope([&] { emit_for_loop(s); });
+}
+
+void Emitter::emit_for_loop(const Stmt& s) {
   std::string v = fresh("nt_" + s->var + "_");
   std::string start = elem(s->start, {}), stop = elem(s->stop, {}), step = elem(s->step, {});
   std::string cond;

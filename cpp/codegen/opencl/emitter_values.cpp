@@ -44,14 +44,24 @@ const lower::TensorAccess& Emitter::access_of(const Value& load) {
 
 std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Expr>& index) {
   if (a.never) return "0";
-  std::string m;
+  // Conditions that cannot trap are joined by `&`: no branch per condition, so that a loop
+  // reading a masked element still vectorises. The others follow behind `&&`, evaluated only
+  // where those before hold.
+  std::string safe, guarded;
   for (const Expr& cond : a.conditions_at(index, fast_)) {
-    std::string s = c(simplify(cond, env_));
+    Expr e = simplify(cond, env_);
+    std::string s = c(e);
     if (s == "1") continue;
     if (s == "0") return "0";
-    m += (m.empty() ? "" : " && ") + s;
+    if (unproved_divisors(tabulated(e), env_).empty()) {
+      safe += (safe.empty() ? "" : " & ") + ("(" + s + ")");
+    } else {
+      guarded += " && " + s;
+    }
   }
-  return m;
+  if (safe.empty() && !guarded.empty()) return guarded.substr(4);
+  return safe.find(" & ") == std::string::npos || guarded.empty() ? safe + guarded
+                                                                  : "(" + safe + ")" + guarded;
 }
 
 std::string Emitter::block_positions(const std::vector<Value>& operands, size_t first,

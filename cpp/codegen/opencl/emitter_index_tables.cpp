@@ -1,0 +1,131 @@
+// Index tables: the integer arithmetic of one index variable of a nest, computed once per
+// value of that variable before the nest (emitter.h, "index tables").
+//
+// In: the Exprs the nest's body prints (offsets, masks). Out: the same Exprs with each
+// maximal part that divides and depends on one index variable alone replaced by a read of
+// a table `nt_tab<n>[e]`; the tables' declarations and fill loops go before the nest.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "codegen/opencl/emitter.h"
+
+namespace nt::codegen {
+
+namespace {
+
+// Does `e` divide (floor division or remainder), with no float in it?
+bool divides(const Expr& e, bool& has_float) {
+  if (e->kind == ExprKind::Float || (e->kind == ExprKind::Binary && e->binary_op == BinaryOp::TrueDiv))
+    has_float = true;
+  bool d =
+      e->kind == ExprKind::Binary && (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::Mod);
+  for (const Expr& o : e->operands) d = divides(o, has_float) || d;
+  return d;
+}
+
+}  // namespace
+
+void Emitter::written_after(const std::function<void()>& emit, const std::function<std::string()>& before) {
+  std::ostringstream outer;
+  outer.swap(body_);
+  try {
+    emit();
+  } catch (...) {
+    body_.swap(outer);
+    throw;
+  }
+  std::string text = body_.str();
+  body_.swap(outer);
+  body_ << before() << text;
+}
+
+void Emitter::with_index_tables(const std::vector<Expr>& shape, const std::function<void()>& emit_nest) {
+  tables_.emplace();
+  tables_->indent = indent_;
+  tables_->shape = shape;
+  for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
+  try {
+    written_after(emit_nest, [&] { return tables_->text; });
+  } catch (...) {
+    tables_.reset();
+    throw;
+  }
+  tables_.reset();
+}
+
+void Emitter::with_loop_scope(const std::function<void()>& emit_loop) {
+  loop_scopes_.emplace_back();
+  loop_scopes_.back().indent = indent_;
+  try {
+    written_after(emit_loop, [&] { return loop_scopes_.back().text; });
+  } catch (...) {
+    loop_scopes_.pop_back();
+    throw;
+  }
+  loop_scopes_.pop_back();
+}
+
+Expr Emitter::tabulated(const Expr& e) {
+  if (!tables_ || !tables_->complete || e->operands.empty()) return e;
+  std::optional<size_t> dim;
+  bool alone = true;  // uses one index variable and nothing declared inside the nest
+  for (const Expr& v : collect_vars(e)) {
+    auto at = std::find(tables_->index.begin(), tables_->index.end(), v->name);
+    if (at != tables_->index.end()) {
+      size_t d = static_cast<size_t>(at - tables_->index.begin());
+      if (dim && *dim != d) alone = false;
+      dim = d;
+    } else if (tables_->inner.count(v->name)) {
+      alone = false;
+    }
+  }
+  if (!dim) return e;  // the same at every element: the C compiler hoists it
+  bool has_float = false;
+  if (alone && !tables_->extents[*dim].empty() && divides(e, has_float) && !has_float)
+    return table_of(e, *dim);
+  std::vector<Expr> operands;
+  for (const Expr& o : e->operands) operands.push_back(tabulated(o));
+  return with_operands(e, operands);
+}
+
+Expr Emitter::table_of(const Expr& part, size_t dim) {
+  const std::string& e = tables_->index[dim];
+  const std::string& extent = tables_->extents[dim];
+  // Where the table goes: before the outermost enclosing loop that leaves the part unchanged.
+  TableScope* scope = &*tables_;
+  std::vector<Expr> vars = collect_vars(part);
+  for (TableScope& loop : loop_scopes_) {
+    bool invariant = std::none_of(vars.begin(), vars.end(),
+                                  [&](const Expr& v) { return v->name != e && loop.inner.count(v->name); });
+    if (invariant) {
+      scope = &loop;
+      break;
+    }
+  }
+  // The part by what it computes, whatever the nest names its index variable.
+  std::string key = c_expr(substitute(part, {{e, var("nt_e")}}), env_) + " for nt_e < " + extent;
+  std::string value = c_expr(part, env_);
+  auto found = scope->names.find(key);
+  std::string name = found != scope->names.end() ? found->second : fresh("nt_tab");
+  // The read of the table, as a symbol with the part's bounds (so what contains it prints as
+  // it did: plain `/` where its operands are proved non-negative).
+  std::string read = name + "[" + e + "]";
+  env_.set(read, bounds_of(part, env_));
+  if (found != scope->names.end()) return var(read);
+  scope->names.emplace(key, name);
+  std::string guard;
+  for (const Expr& d : unproved_divisors(part, env_))
+    guard += (guard.empty() ? "" : " && ") + ("(" + c_expr(d, env_) + ") != 0");
+  if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
+  std::string pad(scope->indent * 2, ' ');
+  scope->text += pad + "long " + name + "[" + extent + "];\n";
+  scope->text += pad + "for (long " + e + " = 0; " + e + " < " + extent + "; ++" + e + ") " + name + "[" + e +
+                 "] = " + value + ";\n";
+  private_bytes_ = add(private_bytes_, mul(tables_->shape[dim], 8));
+  return var(read);
+}
+
+}  // namespace nt::codegen

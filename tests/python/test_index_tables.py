@@ -1,0 +1,69 @@
+"""Index tables (codegen/opencl/emitter.h): in a program on one work-item, the unravelled parts
+of a block's offsets and masks that depend on one index alone are computed once per row or
+column, into tables before the nest (or before the loop that leaves them unchanged)."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ninetoothed
+from ninetoothed import Tensor
+from test_kernels_convolution import (
+    BLOCK_SIZE_K,
+    BLOCK_SIZE_M,
+    BLOCK_SIZE_N,
+    _conv2d_kernel,
+    matmul_application,
+    matmul_arrangement,
+)
+
+
+
+def _flattened_matmul_arrangement(input, filter, output):
+    # A GEMM over flattened dims: its rows are (i, j) pairs (row // size_1, row % size_1), its
+    # reduction steps (k1, k2) pairs; sizes known only at launch.
+    rows = input.flatten(end_dim=2).flatten(start_dim=1)
+    return matmul_arrangement(rows, filter.flatten(end_dim=2), output.flatten(end_dim=2))
+
+
+def _work_item_source(source):
+    return source[source.index("// A program on one work-item.") :]
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("a, b, k1, k2, n", ((3, 7, 5, 3, 9), (2, 1, 4, 8, 33), (5, 9, 5, 7, 35)))
+def test_flattened_matmul(dtype, a, b, k1, k2, n):
+    kernel = ninetoothed.make(_flattened_matmul_arrangement, matmul_application, (Tensor(4), Tensor(3), Tensor(3)))
+    # Neither input nor output is contiguous: the tables hold offsets through real strides.
+    input = torch.randn(k2, a, b, k1).to(dtype).permute(1, 2, 3, 0)
+    filter = torch.randn(k1, k2, n).to(dtype)
+    output = torch.full((b, a, n), float("nan"), dtype=dtype).transpose(0, 1)
+    kernel.pin({BLOCK_SIZE_M.name: 32, BLOCK_SIZE_N.name: 32, BLOCK_SIZE_K.name: 32})  # partial blocks
+    kernel(input, filter, output)
+    expected = torch.einsum("abxy,xyn->abn", input.double(), filter.double())
+    tolerance = 1e-5 * (k1 * k2) ** 0.5 if dtype == torch.float32 else 1e-3
+    torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance)
+    body = _work_item_source(kernel.source)
+    k_loop = body.index("for (long nt_k")
+    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_0\];", body[:k_loop]), body
+    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_2\];", body[k_loop:]), body
+
+
+def test_implicit_gemm_tables_leave_the_k_loop():
+    conv2d = _conv2d_kernel(True)
+    input, filter = torch.randn(2, 3, 9, 7), torch.randn(5, 3, 3, 3)
+    output = torch.full((2, 5, 9, 7), float("nan"))
+    conv2d(input, filter, output, padding_h=1, padding_w=1)
+    torch.testing.assert_close(
+        output.double(), F.conv2d(input.double(), filter.double(), padding=1), rtol=1e-5, atol=1e-5
+    )
+    body = _work_item_source(conv2d.source)
+    k_loop = body.index("for (long nt_k")
+    # The output positions' tables (rows of the GEMM) are filled once per program, before the
+    # k loop; the reduction steps' (columns) inside it, once per step.
+    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_0\];", body[:k_loop]), body
+    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_2\];", body[k_loop:]), body
+    # Sizes the arrangement divides by are not known to be nonzero: their tables are guarded.
+    assert re.search(r"nt_tab\d+\[e\d+\] = \(\(.*\) != 0\) \? ", body), body
