@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Tensor
 from test_kernels_convolution import (
     BLOCK_SIZE_K,
@@ -67,3 +68,32 @@ def test_implicit_gemm_tables_leave_the_k_loop():
     assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_2\];", body[k_loop:]), body
     # Sizes the arrangement divides by are not known to be nonzero: their tables are guarded.
     assert re.search(r"nt_tab\d+\[e\d+\] = \(\(.*\) != 0\) \? ", body), body
+
+
+def _flattened_grid_arrangement(input, output, BLOCK=(BLOCK_SIZE_M, BLOCK_SIZE_N)):
+    # The program grid is flattened: the program id is divided, the element indices are not.
+    return input.tile(BLOCK).flatten(), output.tile(BLOCK).flatten()
+
+
+def _shifted_by_sum(input, output):
+    shifted = input + 1
+    output = shifted * shifted + ntl.sum(shifted)  # noqa: F841
+
+
+def test_affine_parts_stay_inline():
+    kernel = ninetoothed.make(_flattened_grid_arrangement, _shifted_by_sum, (Tensor(2), Tensor(2)))
+    kernel.pin({BLOCK_SIZE_M.name: 32, BLOCK_SIZE_N.name: 32})
+    input = torch.randn(37, 45)
+    output = torch.full_like(input, float("nan"))
+    kernel(input, output)
+    shifted = input.double() + 1
+    blocks = torch.zeros_like(shifted)
+    for i in range(0, 37, 32):
+        for j in range(0, 45, 32):
+            block = shifted[i : i + 32, j : j + 32]
+            # Elements past the tensor read 0 (the default `other`), so 1 after the shift.
+            blocks[i : i + 32, j : j + 32] = block * block + block.sum() + (32 * 32 - block.numel())
+    torch.testing.assert_close(output.double(), blocks, rtol=1e-5, atol=1e-4)
+    # Offsets affine in the element indices (the division is the program id's) are not
+    # tabulated: a table would turn the unit-stride loads into gathers.
+    assert "nt_tab" not in _work_item_source(kernel.source), kernel.source

@@ -137,9 +137,9 @@ class Emitter : public EmitContext {
 
   // --- index tables (Mode::WorkItem; emitter_index_tables.cpp) -------------------
   //
-  // In a nest of two or more dimensions, a part of an element's offset or mask that divides
-  // (an unravelled flat index: an implicit GEMM's output position or reduction step) and
-  // depends on one of the nest's index variables alone is computed once per value of that
+  // In a nest of two or more dimensions, a part of an element's offset or mask that depends
+  // on one of the nest's index variables alone and divides it (an unravelled flat index: an
+  // implicit GEMM's output position or reduction step) is computed once per value of that
   // variable, into a private table of longs, and read from it at each element: a 128 x 32
   // nest divides 160 times, not 4096 times, and its inner loop vectorises. A table goes
   // before the outermost loop statement enclosing the nest that leaves its part unchanged

@@ -16,14 +16,21 @@ namespace nt::codegen {
 
 namespace {
 
-// Does `e` divide (floor division or remainder), with no float in it?
-bool divides(const Expr& e, bool& has_float) {
+// What decides whether a part is tabulated.
+struct PartTraits {
+  bool divides_index = false;  // a floor division or remainder of (or by) the index variable
+  bool has_float = false;
+  bool has_select = false;
+};
+
+void inspect(const Expr& e, const std::string& index, PartTraits& traits) {
   if (e->kind == ExprKind::Float || (e->kind == ExprKind::Binary && e->binary_op == BinaryOp::TrueDiv))
-    has_float = true;
-  bool d =
-      e->kind == ExprKind::Binary && (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::Mod);
-  for (const Expr& o : e->operands) d = divides(o, has_float) || d;
-  return d;
+    traits.has_float = true;
+  if (e->kind == ExprKind::Select) traits.has_select = true;
+  if (e->kind == ExprKind::Binary && (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::Mod)) {
+    for (const Expr& v : collect_vars(e)) traits.divides_index = traits.divides_index || v->name == index;
+  }
+  for (const Expr& o : e->operands) inspect(o, index, traits);
 }
 
 }  // namespace
@@ -83,9 +90,16 @@ Expr Emitter::tabulated(const Expr& e) {
     }
   }
   if (!dim) return e;  // the same at every element: the C compiler hoists it
-  bool has_float = false;
-  if (alone && !tables_->extents[*dim].empty() && divides(e, has_float) && !has_float)
-    return table_of(e, *dim);
+  if (alone && !tables_->extents[*dim].empty()) {
+    // Only divisions of the index pay for a table: an affine part stays inline, where it keeps
+    // unit-stride loads (and vector_hint()'s judgement of them) intact. A part with a select
+    // and a guarded division is left too: the guard would zero the branch taken.
+    PartTraits traits;
+    inspect(e, tables_->index[*dim], traits);
+    bool guarded = !unproved_divisors(e, env_).empty();
+    if (traits.divides_index && !traits.has_float && !(traits.has_select && guarded))
+      return table_of(e, *dim);
+  }
   std::vector<Expr> operands;
   for (const Expr& o : e->operands) operands.push_back(tabulated(o));
   return with_operands(e, operands);
@@ -113,12 +127,17 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
   // The read of the table, as a symbol with the part's bounds (so what contains it prints as
   // it did: plain `/` where its operands are proved non-negative).
   std::string read = name + "[" + e + "]";
-  env_.set(read, bounds_of(part, env_));
-  if (found != scope->names.end()) return var(read);
-  scope->names.emplace(key, name);
   std::string guard;
   for (const Expr& d : unproved_divisors(part, env_))
     guard += (guard.empty() ? "" : " && ") + ("(" + c_expr(d, env_) + ") != 0");
+  Interval bounds = bounds_of(part, env_);
+  if (!guard.empty()) {  // the table holds 0 where a divisor is 0
+    if (bounds.lo && *bounds.lo > 0) bounds.lo = 0;
+    if (bounds.hi && *bounds.hi < 0) bounds.hi = 0;
+  }
+  env_.set(read, bounds);
+  if (found != scope->names.end()) return var(read);
+  scope->names.emplace(key, name);
   if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
   std::string pad(scope->indent * 2, ' ');
   scope->text += pad + "long " + name + "[" + extent + "];\n";
