@@ -174,6 +174,22 @@ def test_dot_int(bm, bn, bk, m, k, n):
     assert torch.equal(output.long(), a.long() @ b.long())
 
 
+@pytest.mark.parametrize("m, k, n", SHAPES)
+@pytest.mark.parametrize("bm, bn, bk", ((48, 40, 24), (16, 32, 16), (11, 49, 16)))
+@pytest.mark.parametrize("transposed", ("a", "b", "a and b"))
+def test_dot_of_transposed_views(transposed, bm, bn, bk, m, k, n):
+    """Operands given as transposed views (`x @ w.t()`, a linear layer's weight): the blocks
+    read with unit stride down their columns are packed by 16 x 16 register transposes where
+    whole tiles fit, element by element at the edges and where the block leaves the tensor."""
+    f = kernel("accumulate", arrangement, accumulate, (ninetoothed.float32,) * 3)
+    a = torch.randn(k, m).t() if "a" in transposed.split() else torch.randn(m, k)
+    b = torch.randn(n, k).t() if "b" in transposed.split() else torch.randn(k, n)
+    output = poisoned((m, n), torch.float32)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    check_close(output, reference(a, b), k, 2.0**-24)
+    assert "nt_transpose16(" in f.source
+
+
 def test_dot_source_keeps_accumulators_in_vectors():
     """The generated C holds the micro-tile in float16 vector variables and uses fma."""
     source = kernel("accumulate", arrangement, accumulate,

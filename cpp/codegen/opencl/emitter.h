@@ -9,6 +9,7 @@
 //                            the context the block operations use (emit_context.h)
 //   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
 //   emitter_index_tables.cpp index arithmetic of one index variable, tabulated before a nest
+//   emitter_transposed_pack.cpp a transposed dot operand packed by register transposes
 //   emitter_values.cpp       tensor accesses and the C of a value's element
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
@@ -45,6 +46,9 @@ using namespace nt::ir;
 
 // Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
 bool is_compile_time(const Expr& e);
+
+// nt_transpose16(): 16 float16 rows transposed in registers (emitter_transposed_pack.cpp).
+std::string transpose16_helper();
 
 // How the emitted source runs a program (lower/program_layout.h).
 enum class Mode {
@@ -112,9 +116,10 @@ class Emitter : public EmitContext {
   // is wholly in bounds.
   // `hint`: whether the innermost loop may get a vector-width hint (vector_hint()); not for
   // nests that write through positions or pointers, nor stores of float16/bfloat16.
+  // `fast_path`: emits the unmasked path itself instead of loops over `body`.
   void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
-            bool hint = true);
+            bool hint = true, const std::function<void()>& fast_path = nullptr);
   // Loads read by a tree where it is emitted (not inside materialised nodes).
   void for_each_load(const Value& v, const std::function<void(const Value&)>& f);
 
@@ -293,6 +298,14 @@ class Emitter : public EmitContext {
   void materialize_parts(const Value& v);
   // A block as a private array (itself if it already is one of `dtype`).
   std::string as_array(const Value& v, DType dtype, const std::string& what);
+  // Mode::WorkItem: `v`, a float block read with unit stride down its columns (a transposed
+  // operand: `x.T`, a linear layer's weight), packed row-major into the private array `name`
+  // by 16 x 16 register transposes where its strides allow (emitter_transposed_pack.cpp).
+  // False (nothing emitted) where `v` is not such a block.
+  // `copy` writes one element of the packed array (for the edges and the other paths).
+  bool pack_transposed(const Value& v, DType dtype, const std::string& name,
+                       const std::function<void(const std::vector<Expr>&)>& copy);
+  bool uses_transpose16_ = false;  // the kernel needs nt_transpose16()
   // The array already holding `v` whole as `dtype`, or "" (a distributed one is misaligned).
   std::string held_array(const Value& v, DType dtype);
   // The operands packed into private arrays of the result's compute type (each converted

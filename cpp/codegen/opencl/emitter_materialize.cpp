@@ -60,11 +60,13 @@ std::string Emitter::as_array(const Value& v, DType dtype, const std::string& wh
   if (std::string found = held_array(v, dtype); !found.empty()) return found;
   std::string name = fresh("nt_op");
   new_array(name, v->type.shape, dtype, what);
-  barrier();
-  nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
+  auto copy = [&](const std::vector<Expr>& i) {
     line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) +
           ");");
-  });
+  };
+  if (pack_transposed(v, dtype, name, copy)) return name;
+  barrier();
+  nest(v->type.shape, {v}, nullptr, copy);
   barrier();
   return name;
 }

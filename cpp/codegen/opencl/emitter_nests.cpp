@@ -88,7 +88,8 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
 
 void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                    const lower::TensorAccess* target,
-                   const std::function<void(const std::vector<Expr>&)>& body, bool hint) {
+                   const std::function<void(const std::vector<Expr>&)>& body, bool hint,
+                   const std::function<void()>& fast_path) {
   std::vector<std::string> tests;
   std::set<std::string> seen;
   bool never_fast = false;  // a corner test that is constant false: only the masked path
@@ -103,17 +104,31 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
     for_each_load(t, [&](const Value& load) { add_tests(access_of(load)); });
   }
   if (target) add_tests(*target);
-  if (tests.empty() || never_fast) {
+  if (never_fast) {
     loops(shape, body);
+    return;
+  }
+  if (tests.empty()) {  // wholly in bounds wherever the block is
+    if (fast_path) {
+      fast_ = true;
+      fast_path();
+      fast_ = false;
+    } else {
+      loops(shape, body);
+    }
     return;
   }
   std::string all;
   for (size_t i = 0; i < tests.size(); ++i) all += (i ? " && " : "") + tests[i];
   open("if (" + all + ")");
   fast_ = true;
-  vector_trees_ = hint && !group_ ? &trees : nullptr;
+  vector_trees_ = hint && !group_ && !fast_path ? &trees : nullptr;
   vector_target_ = target;
-  loops(shape, body);
+  if (fast_path) {
+    fast_path();
+  } else {
+    loops(shape, body);
+  }
   vector_trees_ = nullptr;
   vector_target_ = nullptr;
   fast_ = false;

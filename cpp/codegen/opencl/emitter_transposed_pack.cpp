@@ -1,0 +1,117 @@
+// Transposed dot operands packed by register transposes (Mode::WorkItem; emitter.h,
+// pack_transposed()).
+//
+// In: a dot operand that is a float32 block whose element (k, n) lies at base + k * s_k +
+// n * s_n, s_k a stride symbol (1 at launch when NT_UNIT_<s_k>): `b` of `x @ w.T`, a linear
+// layer's weight. Out: under `#if NT_UNIT_<s_k>`, a packing whose unmasked path loads 16
+// consecutive k of each of 16 columns with vload16, transposes the 16 x 16 tile in registers
+// (nt_transpose16) and stores 16 rows of the packed array with vstore16, instead of one
+// strided gather per element; the element-wise packing in the `#else` and for the masked path.
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "codegen/opencl/emitter.h"
+
+namespace nt::codegen {
+
+std::string transpose16_helper() {
+  std::string s =
+      "// r[i][j] <- r[j][i] for 16 float16 rows: at each scale s (1, 2, 4, 8) the s x s blocks\n"
+      "// off the diagonal of each 2s x 2s block trade places, two shuffles per pair of rows.\n"
+      "inline __attribute__((always_inline)) void nt_transpose16(__private float16* r) {\n"
+      "  float16 x, y;\n";
+  for (int scale = 1; scale < 16; scale *= 2) {
+    std::string keep, take;  // masks of shuffle2(r[i], r[i + scale]): 16 + j selects the second's j
+    for (int j = 0; j < 16; ++j) {
+      bool high = (j & scale) != 0;
+      keep += (j ? ", " : "") + std::to_string(high ? 16 + j - scale : j);
+      take += (j ? ", " : "") + std::to_string(high ? 16 + j : j + scale);
+    }
+    for (int i = 0; i < 16; ++i) {
+      if (i & scale) continue;
+      std::string a = "r[" + std::to_string(i) + "]", b = "r[" + std::to_string(i + scale) + "]";
+      s += "  x = shuffle2(" + a + ", " + b + ", (uint16)(" + keep + "));\n";
+      s += "  y = shuffle2(" + a + ", " + b + ", (uint16)(" + take + "));\n";
+      s += "  " + a + " = x;\n  " + b + " = y;\n";
+    }
+  }
+  return s + "}\n";
+}
+
+bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& name,
+                              const std::function<void(const std::vector<Expr>&)>& copy) {
+  if (group_ || distribute_ || v->kind != ValueKind::Load || v->type.shape.size() != 2) return false;
+  const Param& p = k_.params[v->param];
+  if (p.dtype != DType::float32 || compute_type(dtype) != "float") return false;
+  const std::vector<Expr>& shape = v->type.shape;
+  if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return false;
+  const lower::TensorAccess& a = access_of(v);
+  if (a.never || !a.per_element.empty()) return false;  // masked even where the block is in bounds
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  auto index = [&](const std::string& prefix, const Expr& extent) {
+    std::string name = fresh(prefix);
+    env_.set(name, 0, std::nullopt);
+    env_.set_symbolic(name, Expr(0), sub(extent, 1));
+    return name;
+  };
+  std::string k = index("nt_tk", shape[0]), n = index("nt_tn", shape[1]);
+  Expr offset = simplify(a.offset_at({var(k, attrs), var(n, attrs)}), env_);
+  auto row_step = coefficient(offset, k), column_step = coefficient(offset, n);
+  if (!row_step || !column_step) return false;
+  Expr sk = simplify(*row_step, env_), sn = simplify(*column_step, env_);
+  auto is_stride = [&](const Expr& s) {
+    return s.is_var() && declared_.count(s->name) &&
+           std::find(unit_macros_.begin(), unit_macros_.end(), unit_stride_macro(s->name)) !=
+               unit_macros_.end();
+  };
+  if (!is_stride(sk) || sn.is_int(1)) return false;
+  for (const Expr& x : collect_vars(sn)) {
+    if (x->name == k || x->name == n) return false;
+  }
+  // Where the columns are unit-stride too, the element-wise packing is a vectorised copy already.
+  std::string test = unit_stride_macro(sk->name);
+  if (is_stride(sn)) test += " && !" + unit_stride_macro(sn->name);
+  loaded_params_.insert(v->param);
+  uses_transpose16_ = true;
+  std::string ptr = "nt_p" + std::to_string(v->param);
+  std::string K = c(simplify(shape[0], env_)), N = c(simplify(shape[1], env_));
+  auto at = [&](const Expr& row, const Expr& column) {
+    return c(simplify(a.offset_at({row, column}), env_));
+  };
+  auto transposes = [&] {
+    std::string k0 = index("nt_k0", shape[0]), n0 = index("nt_n0", shape[1]), r = fresh("nt_r");
+    open("for (long " + n0 + " = 0; " + n0 + " + 16 <= " + N + "; " + n0 + " += 16)");
+    open("for (long " + k0 + " = 0; " + k0 + " + 16 <= " + K + "; " + k0 + " += 16)");
+    line_("float16 " + r + "[16];");
+    for (int i = 0; i < 16; ++i) {
+      line_(r + "[" + std::to_string(i) + "] = vload16(0, " + ptr + " + " +
+            at(var(k0, attrs), add(var(n0, attrs), Expr(i))) + ");");
+    }
+    line_("nt_transpose16(" + r + ");");
+    for (int i = 0; i < 16; ++i) {
+      line_("vstore16(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0 + " + " +
+            std::to_string(i) + ") * " + N + " + " + n0 + ");");
+    }
+    close();
+    close();
+    // The edges: past the last whole 16 columns of every row, and all columns of the rows
+    // past the last whole 16.
+    std::string ek = index("nt_ek", shape[0]), en = index("nt_en", shape[1]);
+    open("for (long " + ek + " = 0; " + ek + " < " + K + "; ++" + ek + ")");
+    open("for (long " + en + " = " + ek + " < " + K + " / 16 * 16 ? " + N + " / 16 * 16 : 0; " + en + " < " +
+         N + "; ++" + en + ")");
+    copy({var(ek, attrs), var(en, attrs)});
+    close();
+    close();
+  };
+  line_("#if " + test);
+  nest(shape, {v}, nullptr, copy, /*hint=*/true, transposes);
+  line_("#else");
+  nest(shape, {v}, nullptr, copy);
+  line_("#endif");
+  return true;
+}
+
+}  // namespace nt::codegen
