@@ -223,6 +223,13 @@ def main():
     rows.append((f"matmul {n}^2 f32 / BLAS ({'torch' if torch_time < numpy_time else 'numpy'})",
                  best_of(ours, runs), min(torch_time, numpy_time), "flops", 2 * n**3))
 
+    # A linear layer's product, x @ w.t() with w (out, in) contiguous: b read down its columns.
+    w = torch.randn(n, n)
+    matmul(a, w.t(), c)
+    check(f"matmul {n} w.t()", c, a.double() @ w.double().t(), rtol=1e-4, atol=2e-6 * n)
+    compare(f"matmul {n}^2 f32, b = w.t() / torch", lambda: matmul(a, w.t(), c),
+            lambda: torch.matmul(a, w.t(), out=c_out), "flops", 2 * n**3, runs=runs)
+
     # Matmul, float16 in and out, float32 accumulator; the BLAS has no float16: float32 copies.
     n = 256 if quick else 1024
     a, b = torch.randn(n, n).half(), torch.randn(n, n).half()
