@@ -177,15 +177,18 @@ def test_dot_int(bm, bn, bk, m, k, n):
 @pytest.mark.parametrize("m, k, n", SHAPES)
 @pytest.mark.parametrize("bm, bn, bk", ((48, 40, 24), (16, 32, 16), (11, 49, 16)))
 @pytest.mark.parametrize("transposed", ("a", "b", "a and b"))
-def test_dot_of_transposed_views(transposed, bm, bn, bk, m, k, n):
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16), ids=("f32", "f16"))
+def test_dot_of_transposed_views(dtype, transposed, bm, bn, bk, m, k, n):
     """Operands given as transposed views (`x @ w.t()`, a linear layer's weight): the blocks
     read with unit stride down their columns are packed by 16 x 16 register transposes where
     whole tiles fit, element by element at the edges and where the block leaves the tensor."""
-    f = kernel("accumulate", arrangement, accumulate, (ninetoothed.float32,) * 3)
-    a = torch.randn(k, m).t() if "a" in transposed.split() else torch.randn(m, k)
-    b = torch.randn(n, k).t() if "b" in transposed.split() else torch.randn(k, n)
+    dt = {torch.float32: ninetoothed.float32, torch.float16: ninetoothed.float16}[dtype]
+    f = kernel("accumulate", arrangement, accumulate, (dt, dt, ninetoothed.float32))
+    a = (torch.randn(k, m).t() if "a" in transposed.split() else torch.randn(m, k)).to(dtype)
+    b = (torch.randn(n, k).t() if "b" in transposed.split() else torch.randn(k, n)).to(dtype)
     output = poisoned((m, n), torch.float32)
     f(a, b, output, BM=bm, BN=bn, BK=bk)
+    # float16 products are exact in float32: the sums' rounding is the only error.
     check_close(output, reference(a, b), k, 2.0**-24)
     assert "nt_transpose16(" in f.source
 

@@ -298,7 +298,7 @@ class Emitter : public EmitContext {
   void materialize_parts(const Value& v);
   // A block as a private array (itself if it already is one of `dtype`).
   std::string as_array(const Value& v, DType dtype, const std::string& what);
-  // Mode::WorkItem: `v`, a float block read with unit stride down its columns (a transposed
+  // Mode::WorkItem: `v`, a float32 or float16 block read with unit stride down its columns (a transposed
   // operand: `x.T`, a linear layer's weight), packed row-major into the private array `name`
   // by 16 x 16 register transposes where its strides allow (emitter_transposed_pack.cpp).
   // False (nothing emitted) where `v` is not such a block.

@@ -1,12 +1,13 @@
 // Transposed dot operands packed by register transposes (Mode::WorkItem; emitter.h,
 // pack_transposed()).
 //
-// In: a dot operand that is a float32 block whose element (k, n) lies at base + k * s_k +
-// n * s_n, s_k a stride symbol (1 at launch when NT_UNIT_<s_k>): `b` of `x @ w.T`, a linear
-// layer's weight. Out: under `#if NT_UNIT_<s_k>`, a packing whose unmasked path loads 16
-// consecutive k of each of 16 columns with vload16, transposes the 16 x 16 tile in registers
-// (nt_transpose16) and stores 16 rows of the packed array with vstore16, instead of one
-// strided gather per element; the element-wise packing in the `#else` and for the masked path.
+// In: a dot operand that is a float32 or float16 block (packed as float) whose element (k, n)
+// lies at base + k * s_k + n * s_n, s_k a stride symbol (1 at launch when NT_UNIT_<s_k>): `b`
+// of `x @ w.T`, a linear layer's weight. Out: under `#if NT_UNIT_<s_k>`, a packing whose
+// unmasked path loads 16 consecutive k of each of 16 columns with vload16 (vload_half16),
+// transposes the 16 x 16 tile in registers (nt_transpose16) and stores 16 rows of the packed
+// array with vstore16, instead of one strided gather per element; the element-wise packing in
+// the `#else` and for the masked path.
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -43,7 +44,9 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
                               const std::function<void(const std::vector<Expr>&)>& copy) {
   if (group_ || distribute_ || v->kind != ValueKind::Load || v->type.shape.size() != 2) return false;
   const Param& p = k_.params[v->param];
-  if (p.dtype != DType::float32 || compute_type(dtype) != "float") return false;
+  if ((p.dtype != DType::float32 && p.dtype != DType::float16) || compute_type(dtype) != "float")
+    return false;
+  const std::string load = p.dtype == DType::float16 ? "vload_half16" : "vload16";
   const std::vector<Expr>& shape = v->type.shape;
   if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return false;
   const lower::TensorAccess& a = access_of(v);
@@ -86,7 +89,7 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     open("for (long " + k0 + " = 0; " + k0 + " + 16 <= " + K + "; " + k0 + " += 16)");
     line_("float16 " + r + "[16];");
     for (int i = 0; i < 16; ++i) {
-      line_(r + "[" + std::to_string(i) + "] = vload16(0, " + ptr + " + " +
+      line_(r + "[" + std::to_string(i) + "] = " + load + "(0, " + ptr + " + " +
             at(var(k0, attrs), add(var(n0, attrs), Expr(i))) + ");");
     }
     line_("nt_transpose16(" + r + ");");
