@@ -48,8 +48,8 @@ def test_flattened_matmul(dtype, a, b, k1, k2, n):
     torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance)
     body = _work_item_source(kernel.source)
     k_loop = body.index("for (long nt_k")
-    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_0\];", body[:k_loop]), body
-    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_2\];", body[k_loop:]), body
+    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
+    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
 
 
 def test_implicit_gemm_tables_leave_the_k_loop():
@@ -64,8 +64,8 @@ def test_implicit_gemm_tables_leave_the_k_loop():
     k_loop = body.index("for (long nt_k")
     # The output positions' tables (rows of the GEMM) are filled once per program, before the
     # k loop; the reduction steps' (columns) inside it, once per step.
-    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_0\];", body[:k_loop]), body
-    assert re.search(r"long nt_tab\d+\[ninetoothed_BLOCK_SIZE_2\];", body[k_loop:]), body
+    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
+    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
     # Sizes the arrangement divides by are not known to be nonzero: their tables are guarded.
     assert re.search(r"nt_tab\d+\[e\d+\] = \(\(.*\) != 0\) \? ", body), body
 

@@ -193,6 +193,17 @@ def test_dot_of_transposed_views(dtype, transposed, bm, bn, bk, m, k, n):
     assert "nt_transpose16(" in f.source
 
 
+def test_dot_of_trans_packs_by_transposes():
+    """`dot(a, trans(b))` with b's blocks read along their rows (test_dot_micro_tiles checks its
+    values): packed by the same register transposes."""
+    f = kernel("transposed", transposed_arrangement, transposed, (ninetoothed.float32,) * 3)
+    a, b = torch.randn(40, 48), torch.randn(36, 48)
+    output = poisoned((40, 36), torch.float32)
+    f(a, b, output, BM=16, BN=32, BK=16)
+    check_close(output, reference(a, b.t()), 48, 2.0**-24)
+    assert "nt_transpose16(" in f.source
+
+
 def test_dot_source_keeps_accumulators_in_vectors():
     """The generated C holds the micro-tile in float16 vector variables and uses fma."""
     source = kernel("accumulate", arrangement, accumulate,

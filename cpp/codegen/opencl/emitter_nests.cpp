@@ -110,9 +110,10 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   }
   if (tests.empty()) {  // wholly in bounds wherever the block is
     if (fast_path) {
+      bool was_fast = fast_;
       fast_ = true;
       fast_path();
-      fast_ = false;
+      fast_ = was_fast;
     } else {
       loops(shape, body);
     }

@@ -42,14 +42,18 @@ std::string transpose16_helper() {
 
 bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& name,
                               const std::function<void(const std::vector<Expr>&)>& copy) {
-  if (group_ || distribute_ || v->kind != ValueKind::Load || v->type.shape.size() != 2) return false;
-  const Param& p = k_.params[v->param];
+  if (group_ || distribute_ || v->type.shape.size() != 2) return false;
+  // `trans(p)` of a block read along its rows (`dot(q, trans(k))`) is such a block as well.
+  const bool swapped = v->kind == ValueKind::Trans;
+  const Value& load = swapped ? v->operands[0] : v;
+  if (load->kind != ValueKind::Load) return false;
+  const Param& p = k_.params[load->param];
   if ((p.dtype != DType::float32 && p.dtype != DType::float16) || compute_type(dtype) != "float")
     return false;
-  const std::string load = p.dtype == DType::float16 ? "vload_half16" : "vload16";
+  const std::string vload = p.dtype == DType::float16 ? "vload_half16" : "vload16";
   const std::vector<Expr>& shape = v->type.shape;
   if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return false;
-  const lower::TensorAccess& a = access_of(v);
+  const lower::TensorAccess& a = access_of(load);
   if (a.never || !a.per_element.empty()) return false;  // masked even where the block is in bounds
   SymbolAttrs attrs;
   attrs.lower_bound = 0;
@@ -60,7 +64,11 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     return name;
   };
   std::string k = index("nt_tk", shape[0]), n = index("nt_tn", shape[1]);
-  Expr offset = simplify(a.offset_at({var(k, attrs), var(n, attrs)}), env_);
+  // The offset of element (row, column) of `v`.
+  auto offset_of = [&](const Expr& row, const Expr& column) {
+    return simplify(swapped ? a.offset_at({column, row}) : a.offset_at({row, column}), env_);
+  };
+  Expr offset = offset_of(var(k, attrs), var(n, attrs));
   auto row_step = coefficient(offset, k), column_step = coefficient(offset, n);
   if (!row_step || !column_step) return false;
   Expr sk = simplify(*row_step, env_), sn = simplify(*column_step, env_);
@@ -76,20 +84,19 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
   // Where the columns are unit-stride too, the element-wise packing is a vectorised copy already.
   std::string test = unit_stride_macro(sk->name);
   if (is_stride(sn)) test += " && !" + unit_stride_macro(sn->name);
-  loaded_params_.insert(v->param);
+  loaded_params_.insert(load->param);
   uses_transpose16_ = true;
-  std::string ptr = "nt_p" + std::to_string(v->param);
+  std::string ptr = "nt_p" + std::to_string(load->param);
   std::string K = c(simplify(shape[0], env_)), N = c(simplify(shape[1], env_));
-  auto at = [&](const Expr& row, const Expr& column) {
-    return c(simplify(a.offset_at({row, column}), env_));
-  };
+  auto at = [&](const Expr& row, const Expr& column) { return c(offset_of(row, column)); };
   auto transposes = [&] {
     std::string k0 = index("nt_k0", shape[0]), n0 = index("nt_n0", shape[1]), r = fresh("nt_r");
     open("for (long " + n0 + " = 0; " + n0 + " + 16 <= " + N + "; " + n0 + " += 16)");
     open("for (long " + k0 + " = 0; " + k0 + " + 16 <= " + K + "; " + k0 + " += 16)");
     line_("float16 " + r + "[16];");
+    private_bytes_ = add(private_bytes_, Expr(16 * 16 * 4));
     for (int i = 0; i < 16; ++i) {
-      line_(r + "[" + std::to_string(i) + "] = " + load + "(0, " + ptr + " + " +
+      line_(r + "[" + std::to_string(i) + "] = " + vload + "(0, " + ptr + " + " +
             at(var(k0, attrs), add(var(n0, attrs), Expr(i))) + ");");
     }
     line_("nt_transpose16(" + r + ");");
