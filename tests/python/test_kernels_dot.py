@@ -174,8 +174,10 @@ def test_dot_int(bm, bn, bk, m, k, n):
     assert torch.equal(output.long(), a.long() @ b.long())
 
 
-@pytest.mark.parametrize("m, k, n", SHAPES)
-@pytest.mark.parametrize("bm, bn, bk", ((48, 40, 24), (16, 32, 16), (11, 49, 16)))
+# Whole tiles with edges and partial blocks (the first shape), whole tiles only (the second block);
+# each configuration is a kernel build, slow in the work-group pass: kept to these.
+@pytest.mark.parametrize("m, k, n", ((33, 65, 17), (127, 129, 127)))
+@pytest.mark.parametrize("bm, bn, bk", ((48, 40, 24), (16, 32, 16)))
 @pytest.mark.parametrize("transposed", ("a", "b", "a and b"))
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float16), ids=("f32", "f16"))
 def test_dot_of_transposed_views(dtype, transposed, bm, bn, bk, m, k, n):
