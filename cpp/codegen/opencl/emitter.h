@@ -155,7 +155,7 @@ class Emitter : public EmitContext {
   struct TableScope {
     int indent = 0;                            // of the loop the tables go before
     std::set<std::string> inner;               // names fresh() made inside it
-    std::map<std::string, std::string> names;  // a tabulated part (tables_key()) -> its table
+    std::map<std::string, std::string> names;  // a part (its C over `nt_e`, the extent) -> its table
     std::string text;                          // the tables' declarations and loops
   };
   struct IndexTables : TableScope {
@@ -298,11 +298,11 @@ class Emitter : public EmitContext {
   void materialize_parts(const Value& v);
   // A block as a private array (itself if it already is one of `dtype`).
   std::string as_array(const Value& v, DType dtype, const std::string& what);
-  // Mode::WorkItem: `v`, a float32 or float16 block read with unit stride down its columns (a transposed
-  // operand: `x.T`, a linear layer's weight), packed row-major into the private array `name`
-  // by 16 x 16 register transposes where its strides allow (emitter_transposed_pack.cpp).
-  // False (nothing emitted) where `v` is not such a block.
-  // `copy` writes one element of the packed array (for the edges and the other paths).
+  // Mode::WorkItem: `v`, a float32 or float16 block read with unit stride down its columns
+  // (a transposed operand: `x.t()`, a linear layer's weight, `trans(k)` of a row-major block),
+  // packed row-major into the private array `name` by 16 x 16 register transposes where its
+  // strides allow (emitter_transposed_pack.cpp). False (nothing emitted) where `v` is not such
+  // a block. `copy` writes one element of the packed array (the edges and the other paths).
   bool pack_transposed(const Value& v, DType dtype, const std::string& name,
                        const std::function<void(const std::vector<Expr>&)>& copy);
   bool uses_transpose16_ = false;  // the kernel needs nt_transpose16()
