@@ -120,10 +120,14 @@ class Emitter : public EmitContext {
   void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
             bool hint = true, const std::function<void()>& fast_path = nullptr);
+  // A new index variable `prefix<n>` of a loop over [0, extent), its bounds in env_.
+  Expr index_variable(const std::string& prefix, const Expr& extent);
   // Loads read by a tree where it is emitted (not inside materialised nodes).
   void for_each_load(const Value& v, const std::function<void(const Value&)>& f);
 
   // --- the vector width of unmasked inner loops ------------------------------
+  // The NT_UNIT_ macro of `stride` when it is a stride symbol of this kernel (else nullopt).
+  std::optional<std::string> unit_macro_of(const Expr& stride) const;
   // The coefficient of `v` in `e` when `e` is affine in `v` (else nullopt).
   static std::optional<Expr> coefficient(const Expr& e, const std::string& v);
   // Does element `index` of `v` read memory at unit (or zero) steps of the variable `inner`,

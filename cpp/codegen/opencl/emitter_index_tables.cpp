@@ -35,15 +35,12 @@ void inspect(const Expr& e, const std::string& index, PartTraits& traits) {
 
 }  // namespace
 
+// An exception leaves these scopes as they are: the emitter that threw is not used again
+// (generate_opencl() drops it).
 void Emitter::written_after(const std::function<void()>& emit, const std::function<std::string()>& before) {
   std::ostringstream outer;
   outer.swap(body_);
-  try {
-    emit();
-  } catch (...) {
-    body_.swap(outer);
-    throw;
-  }
+  emit();
   std::string text = body_.str();
   body_.swap(outer);
   body_ << before() << text;
@@ -54,24 +51,14 @@ void Emitter::with_index_tables(const std::vector<Expr>& shape, const std::funct
   tables_->indent = indent_;
   tables_->shape = shape;
   for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
-  try {
-    written_after(emit_nest, [&] { return tables_->text; });
-  } catch (...) {
-    tables_.reset();
-    throw;
-  }
+  written_after(emit_nest, [&] { return tables_->text; });
   tables_.reset();
 }
 
 void Emitter::with_loop_scope(const std::function<void()>& emit_loop) {
   loop_scopes_.emplace_back();
   loop_scopes_.back().indent = indent_;
-  try {
-    written_after(emit_loop, [&] { return loop_scopes_.back().text; });
-  } catch (...) {
-    loop_scopes_.pop_back();
-    throw;
-  }
+  written_after(emit_loop, [&] { return loop_scopes_.back().text; });
   loop_scopes_.pop_back();
 }
 

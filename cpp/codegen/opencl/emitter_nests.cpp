@@ -48,12 +48,8 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     with_index_tables(shape, [&] { loops(shape, body, 0, index, plain); });
     return;
   }
-  std::string v = fresh("e");
-  SymbolAttrs attrs;
-  attrs.lower_bound = 0;
-  env_.set(v, 0, std::nullopt);
-  env_.set_symbolic(v, Expr(0), sub(shape[d], 1));
-  index.push_back(var(v, attrs));
+  index.push_back(index_variable("e", shape[d]));
+  std::string v = index.back()->name;
   if (tables_ && !tables_->complete) {
     tables_->index.push_back(v);
     tables_->complete = index.size() == shape.size();
@@ -86,6 +82,15 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
   }
 }
 
+Expr Emitter::index_variable(const std::string& prefix, const Expr& extent) {
+  std::string name = fresh(prefix);
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  env_.set(name, 0, std::nullopt);
+  env_.set_symbolic(name, Expr(0), sub(extent, 1));
+  return var(name, attrs);
+}
+
 void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                    const lower::TensorAccess* target,
                    const std::function<void(const std::vector<Expr>&)>& body, bool hint,
@@ -108,15 +113,15 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
     loops(shape, body);
     return;
   }
+  if (tests.empty() && !fast_path) {
+    loops(shape, body);
+    return;
+  }
   if (tests.empty()) {  // wholly in bounds wherever the block is
-    if (fast_path) {
-      bool was_fast = fast_;
-      fast_ = true;
-      fast_path();
-      fast_ = was_fast;
-    } else {
-      loops(shape, body);
-    }
+    bool was_fast = fast_;
+    fast_ = true;
+    fast_path();
+    fast_ = was_fast;
     return;
   }
   std::string all;
@@ -143,6 +148,13 @@ void Emitter::for_each_load(const Value& v, const std::function<void(const Value
   if (materialized_.count(v.get())) return;
   if (v->kind == ValueKind::Load) f(v);
   for (const Value& o : v->operands) for_each_load(o, f);
+}
+
+std::optional<std::string> Emitter::unit_macro_of(const Expr& stride) const {
+  if (!stride.is_var() || !declared_.count(stride->name)) return std::nullopt;
+  std::string macro = unit_stride_macro(stride->name);
+  if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return std::nullopt;
+  return macro;
 }
 
 std::optional<Expr> Emitter::coefficient(const Expr& e, const std::string& v) {
@@ -222,10 +234,9 @@ bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const s
       if (!step) return false;
       Expr s = simplify(*step, env_);
       if (s.is_int(0) || s.is_int(1)) return true;
-      if (!s.is_var() || !declared_.count(s->name)) return false;
-      std::string macro = unit_stride_macro(s->name);
-      if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return false;
-      macros.insert(macro);
+      auto macro = unit_macro_of(s);
+      if (!macro) return false;
+      macros.insert(*macro);
       return true;
     }
     default:
@@ -245,10 +256,9 @@ void Emitter::vector_hint(const std::vector<Value>& trees, const lower::TensorAc
     if (!step) return;
     Expr s = simplify(*step, env_);
     if (!s.is_int(1)) {
-      if (!s.is_var() || !declared_.count(s->name)) return;
-      std::string macro = unit_stride_macro(s->name);
-      if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return;
-      macros.insert(macro);
+      auto macro = unit_macro_of(s);
+      if (!macro) return;
+      macros.insert(*macro);
     }
   }
   std::string test = "defined(__clang__)";

@@ -55,64 +55,54 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
   if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return false;
   const lower::TensorAccess& a = access_of(load);
   if (a.never || !a.per_element.empty()) return false;  // masked even where the block is in bounds
-  SymbolAttrs attrs;
-  attrs.lower_bound = 0;
-  auto index = [&](const std::string& prefix, const Expr& extent) {
-    std::string name = fresh(prefix);
-    env_.set(name, 0, std::nullopt);
-    env_.set_symbolic(name, Expr(0), sub(extent, 1));
-    return name;
-  };
-  std::string k = index("nt_tk", shape[0]), n = index("nt_tn", shape[1]);
+  Expr k = index_variable("nt_tk", shape[0]), n = index_variable("nt_tn", shape[1]);
   // The offset of element (row, column) of `v`.
   auto offset_of = [&](const Expr& row, const Expr& column) {
     return simplify(swapped ? a.offset_at({column, row}) : a.offset_at({row, column}), env_);
   };
-  Expr offset = offset_of(var(k, attrs), var(n, attrs));
-  auto row_step = coefficient(offset, k), column_step = coefficient(offset, n);
+  Expr offset = offset_of(k, n);
+  auto row_step = coefficient(offset, k->name), column_step = coefficient(offset, n->name);
   if (!row_step || !column_step) return false;
   Expr sk = simplify(*row_step, env_), sn = simplify(*column_step, env_);
-  auto is_stride = [&](const Expr& s) {
-    return s.is_var() && declared_.count(s->name) &&
-           std::find(unit_macros_.begin(), unit_macros_.end(), unit_stride_macro(s->name)) !=
-               unit_macros_.end();
-  };
-  if (!is_stride(sk) || sn.is_int(1)) return false;
+  auto row_unit = unit_macro_of(sk), column_unit = unit_macro_of(sn);
+  if (!row_unit || sn.is_int(1)) return false;
   for (const Expr& x : collect_vars(sn)) {
-    if (x->name == k || x->name == n) return false;
+    if (x->name == k->name || x->name == n->name) return false;
   }
   // Where the columns are unit-stride too, the element-wise packing is a vectorised copy already.
-  std::string test = unit_stride_macro(sk->name);
-  if (is_stride(sn)) test += " && !" + unit_stride_macro(sn->name);
+  std::string test = *row_unit;
+  if (column_unit) test += " && !" + *column_unit;
   loaded_params_.insert(load->param);
   uses_transpose16_ = true;
   std::string ptr = "nt_p" + std::to_string(load->param);
   std::string K = c(simplify(shape[0], env_)), N = c(simplify(shape[1], env_));
   auto at = [&](const Expr& row, const Expr& column) { return c(offset_of(row, column)); };
   auto transposes = [&] {
-    std::string k0 = index("nt_k0", shape[0]), n0 = index("nt_n0", shape[1]), r = fresh("nt_r");
-    open("for (long " + n0 + " = 0; " + n0 + " + 16 <= " + N + "; " + n0 + " += 16)");
-    open("for (long " + k0 + " = 0; " + k0 + " + 16 <= " + K + "; " + k0 + " += 16)");
+    Expr k0 = index_variable("nt_k0", shape[0]), n0 = index_variable("nt_n0", shape[1]);
+    const std::string &k0c = k0->name, &n0c = n0->name, r = fresh("nt_r");
+    open("for (long " + n0c + " = 0; " + n0c + " + 16 <= " + N + "; " + n0c + " += 16)");
+    open("for (long " + k0c + " = 0; " + k0c + " + 16 <= " + K + "; " + k0c + " += 16)");
     line_("float16 " + r + "[16];");
     private_bytes_ = add(private_bytes_, Expr(16 * 16 * 4));
     for (int i = 0; i < 16; ++i) {
-      line_(r + "[" + std::to_string(i) + "] = " + vload + "(0, " + ptr + " + " +
-            at(var(k0, attrs), add(var(n0, attrs), Expr(i))) + ");");
+      line_(r + "[" + std::to_string(i) + "] = " + vload + "(0, " + ptr + " + " + at(k0, add(n0, Expr(i))) +
+            ");");
     }
     line_("nt_transpose16(" + r + ");");
     for (int i = 0; i < 16; ++i) {
-      line_("vstore16(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0 + " + " +
-            std::to_string(i) + ") * " + N + " + " + n0 + ");");
+      line_("vstore16(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0c + " + " +
+            std::to_string(i) + ") * " + N + " + " + n0c + ");");
     }
     close();
     close();
     // The edges: past the last whole 16 columns of every row, and all columns of the rows
     // past the last whole 16.
-    std::string ek = index("nt_ek", shape[0]), en = index("nt_en", shape[1]);
-    open("for (long " + ek + " = 0; " + ek + " < " + K + "; ++" + ek + ")");
-    open("for (long " + en + " = " + ek + " < " + K + " / 16 * 16 ? " + N + " / 16 * 16 : 0; " + en + " < " +
-         N + "; ++" + en + ")");
-    copy({var(ek, attrs), var(en, attrs)});
+    Expr ek = index_variable("nt_ek", shape[0]), en = index_variable("nt_en", shape[1]);
+    const std::string &ekc = ek->name, &enc = en->name;
+    open("for (long " + ekc + " = 0; " + ekc + " < " + K + "; ++" + ekc + ")");
+    open("for (long " + enc + " = " + ekc + " < " + K + " / 16 * 16 ? " + N + " / 16 * 16 : 0; " + enc +
+         " < " + N + "; ++" + enc + ")");
+    copy({ek, en});
     close();
     close();
   };
