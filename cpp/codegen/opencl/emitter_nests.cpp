@@ -113,14 +113,18 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
     loops(shape, body);
     return;
   }
-  if (tests.empty() && !fast_path) {
-    loops(shape, body);
-    return;
-  }
-  if (tests.empty()) {  // wholly in bounds wherever the block is
+  if (tests.empty()) {  // wholly in bounds wherever the block is: the unmasked path alone
     bool was_fast = fast_;
     fast_ = true;
-    fast_path();
+    if (fast_path) {
+      fast_path();
+    } else {
+      vector_trees_ = hint && !group_ ? &trees : nullptr;
+      vector_target_ = target;
+      loops(shape, body);
+      vector_trees_ = nullptr;
+      vector_target_ = nullptr;
+    }
     fast_ = was_fast;
     return;
   }
