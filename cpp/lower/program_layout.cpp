@@ -34,6 +34,17 @@ std::vector<Expr> ProgramLayout::program_indices(const std::vector<Expr>& shape)
   return indices;
 }
 
+std::vector<std::pair<std::string, Expr>> ProgramLayout::next_program() const {
+  Expr next = add(flat_program_id(), Expr(1));
+  std::vector<std::pair<std::string, Expr>> values{{"nt_pid_flat", next}};
+  Expr rest = next;
+  for (size_t d = shape_.size(); d-- > 0;) {
+    values.emplace_back("nt_pid_" + std::to_string(d), d == 0 ? rest : mod(rest, shape_[d]));
+    rest = floordiv(rest, shape_[d]);
+  }
+  return values;
+}
+
 void ProgramLayout::add_bounds(BoundsEnv& env) const {
   Expr count = Expr(1);
   for (const Expr& s : shape_) count = mul(count, s);

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "symbolic/expr.h"
@@ -37,6 +38,12 @@ class ProgramLayout {
   // `shape`: the digits when `shape` has the grid's rank, else the flat
   // program id unravelled row-major over `shape`.
   std::vector<Expr> program_indices(const std::vector<Expr>& shape) const;
+  // The program after this one in the flat order (nt_pid_flat + 1), as the value of each
+  // program symbol (`nt_pid_flat` and the digits) in terms of the current flat id. On a
+  // CPU device the work-item form runs consecutive programs on one thread (PoCL hands its
+  // threads runs of consecutive work-groups), so this is the program whose data a program
+  // may ask the cache for before it ends.
+  std::vector<std::pair<std::string, Expr>> next_program() const;
   // What is known about the digits: 0 <= nt_pid_d <= s_d - 1.
   void add_bounds(BoundsEnv& env) const;
   // OpenCL C statements declaring the digits (`print` turns an Expr into C); `work_group`:

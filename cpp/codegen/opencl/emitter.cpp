@@ -83,6 +83,7 @@ KernelSource Emitter::run() {
   for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
   for (const std::string& line : layout_.prologue(printed, distribute_ || group_)) line_(line);
   for (const std::string& line : prologue) line_(line);
+  after_prologue_ = body_.tellp();
   for (const auto& [a, b] : k_.assumed_equal) {
     if (!is_compile_time(a) || !is_compile_time(b)) {
       throw ValueError(
@@ -112,7 +113,11 @@ KernelSource Emitter::run() {
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
   src << ") {\n";
   for (const std::string& line : local_decls_) src << "  " << line << "\n";
-  src << body_.str() << "}\n";
+  std::string body = body_.str();
+  std::string next_program;  // emit_prefetches()
+  for (const std::string& line : next_program_lines_) next_program += "  " + line + "\n";
+  body.insert(static_cast<size_t>(after_prologue_), next_program);
+  src << body << "}\n";
   kernel_text_ = src.str();
   out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n" + kernel_text_;
   out.symbols = symbols_;

@@ -117,9 +117,12 @@ class Emitter : public EmitContext {
   // `hint`: whether the innermost loop may get a vector-width hint (vector_hint()); not for
   // nests that write through positions or pointers, nor stores of float16/bfloat16.
   // `fast_path`: emits the unmasked path itself instead of loops over `body`.
+  // `prefetch`: `body` writes one element and nothing else, so its unmasked innermost loop
+  // may be strip-mined to prefetch the next program's blocks (reread_loads()); a nest with no
+  // dimensions leaves the loads to prefetch to `body` (a reduction's lanes).
   void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
-            bool hint = true, const std::function<void()>& fast_path = nullptr);
+            bool hint = true, const std::function<void()>& fast_path = nullptr, bool prefetch = false);
   // A new index variable `prefix<n>` of a loop over [0, extent), its bounds in env_.
   Expr index_variable(const std::string& prefix, const Expr& extent);
   // Loads read by a tree where it is emitted (not inside materialised nodes).
@@ -143,6 +146,36 @@ class Emitter : public EmitContext {
   // own choice.
   void vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
                    const std::vector<Expr>& index, const std::string& inner);
+  // The preprocessor test under which vector_hint() hints (nullopt: it does not); `wide`:
+  // the hint is 8 lanes (64-bit values), not 16.
+  std::optional<std::string> vector_hint_test(const std::vector<Value>& trees,
+                                              const lower::TensorAccess* target,
+                                              const std::vector<Expr>& index, const std::string& inner,
+                                              bool& wide);
+  void emit_vector_hint(const std::string& test, bool wide);
+
+  // --- the next program's blocks (Mode::WorkItem; emitter_prefetch.cpp) -------------------
+  //
+  // A pass over a block that an earlier pass of the program has read works from the cache
+  // (softmax's exp pass, a norm's scaling pass), and the memory is idle meanwhile. Where the
+  // nest opts in (nest()'s `prefetch`: a materialisation, a store, a reduction's lanes) and
+  // its innermost loop is unit-stride and hinted 16 lanes wide, the loop is strip-mined by
+  // 16 elements and each strip first asks for the same 16 elements (a 64-byte line of
+  // float32) of the next program's block (ProgramLayout::next_program()): a non-temporal
+  // read prefetch, a hint that cannot fault. A burst of prefetches before the pass measured
+  // slower (it evicts what the pass reads); see docs/performance.md.
+  //
+  // The loads of `trees` (outside materialised nodes) of parameters in `read_before`.
+  std::vector<Value> reread_loads(const std::vector<Value>& trees, const std::set<int>& read_before);
+  // The prefetch statements of `loads` at `index` (the strip's first element), under `test`.
+  void emit_prefetches(const std::vector<Value>& loads, const std::vector<Expr>& index,
+                       const std::string& test);
+  // loops()'s innermost dimension `d` (variable `index.back()`) as strips of 16, each after
+  // the prefetches of `loads`.
+  void strip_mined_loop(const std::vector<Expr>& shape,
+                        const std::function<void(const std::vector<Expr>&)>& body, size_t d,
+                        std::vector<Expr> index, bool plain, const std::vector<Value>& loads,
+                        const std::string& test);
 
   // --- index tables (Mode::WorkItem; emitter_index_tables.cpp) -------------------
   //
@@ -389,6 +422,10 @@ class Emitter : public EmitContext {
   std::set<int> stored_params_, loaded_params_;
   const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
   const lower::TensorAccess* vector_target_ = nullptr;
+  std::vector<Value> prefetch_loads_;            // nest() -> loops() or a reduction: reread_loads()
+  SymbolMap next_program_;                       // program symbol -> its nt_next_ name, once declared
+  std::vector<std::string> next_program_lines_;  // their declarations, after the prologue
+  std::streampos after_prologue_ = 0;
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);

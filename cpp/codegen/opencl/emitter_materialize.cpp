@@ -161,95 +161,108 @@ void Emitter::emit_reduce(const Value& v) {
     }
   };
   // Outer loops over the kept dims, inner loops over the reduced ones.
-  nest(kept, {x}, nullptr, [&](const std::vector<Expr>& outer) {
-    std::string acc = fresh("nt_acc"), best = fresh("nt_best");
-    line_((arg ? xt : ct) + " " + acc + " = " + init + ";");
-    if (arg) line_("int " + best + " = 0;");
-    auto element = [&](const std::vector<Expr>& inner) {
-      std::vector<Expr> full;
-      size_t ko = 0, ri = 0;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
-        full.push_back(r ? inner[ri++] : outer[ko++]);
-      }
-      return "(" + (arg ? xt : ct) + ")(" + elem(x, full) + ")";
-    };
-    if (arg || reduced.empty()) {
-      loops(reduced, [&](const std::vector<Expr>& inner) {
-        combine(acc, best, element(inner), c(flat_index(reduced, inner)));
-      });
-    } else {
-      // Independent partial results over lanes of the last reduced dim:
-      // no chain of dependent operations, and a vectorisable inner loop.
-      int lanes = ct == "double" || ct == "long" || ct == "ulong" ? 8 : 16;
-      std::string parts = fresh("nt_parts"), lane_count = std::to_string(lanes);
-      line_(ct + " " + parts + "[" + lane_count + "];");
-      line_("for (int l = 0; l < " + lane_count + "; ++l) " + parts + "[l] = " + init + ";");
-      std::vector<Expr> head(reduced.begin(), reduced.end() - 1);
-      const Expr& last = reduced.back();
-      loops(head, [&](const std::vector<Expr>& inner_head) {
-        std::string size = c(simplify(last, env_));
-        std::string block = fresh("eo"), lane = fresh("l"), rest = fresh("e");
-        SymbolAttrs attrs;
-        attrs.lower_bound = 0;
-        env_.set(block, 0, std::nullopt);
-        env_.set_symbolic(block, Expr(0), sub(last, 1));
-        env_.set(lane, 0, lanes - 1);
-        env_.set_symbolic(lane, Expr(0), sub(last, 1));
-        env_.set(rest, 0, std::nullopt);
-        env_.set_symbolic(rest, Expr(0), sub(last, 1));
-        open("for (long " + block + " = 0; " + block + " + " + lane_count + " <= " + size + "; " + block +
-             " += " + lane_count + ")");
-        // The lanes' elements first, in a loop the vectoriser handles whatever the element's
-        // expression is; then the combine into the partial results, unrolled by the front end,
-        // so the partial results stay in registers across the block loop (combined inside the
-        // lane loop, they lived in a stack array, stored and reloaded every 16 elements).
-        std::string values = fresh("nt_lanes");
-        line_(ct + " " + values + "[" + lane_count + "];");
-        std::vector<Expr> index = inner_head;
-        index.push_back(add(var(block, attrs), var(lane, attrs)));
-        if (fast_) {
+  nest(
+      kept, {x}, nullptr,
+      [&](const std::vector<Expr>& outer) {
+        std::vector<Value> prefetch;  // a whole-block reduction's: see nest()
+        prefetch.swap(prefetch_loads_);
+        std::string acc = fresh("nt_acc"), best = fresh("nt_best");
+        line_((arg ? xt : ct) + " " + acc + " = " + init + ";");
+        if (arg) line_("int " + best + " = 0;");
+        auto element = [&](const std::vector<Expr>& inner) {
           std::vector<Expr> full;
           size_t ko = 0, ri = 0;
           for (size_t d = 0; d < shape.size(); ++d) {
             bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
-            full.push_back(r ? index[ri++] : outer[ko++]);
+            full.push_back(r ? inner[ri++] : outer[ko++]);
           }
-          vector_hint({x}, nullptr, full, lane);
+          return "(" + (arg ? xt : ct) + ")(" + elem(x, full) + ")";
+        };
+        if (arg || reduced.empty()) {
+          loops(reduced, [&](const std::vector<Expr>& inner) {
+            combine(acc, best, element(inner), c(flat_index(reduced, inner)));
+          });
+        } else {
+          // Independent partial results over lanes of the last reduced dim:
+          // no chain of dependent operations, and a vectorisable inner loop.
+          int lanes = ct == "double" || ct == "long" || ct == "ulong" ? 8 : 16;
+          std::string parts = fresh("nt_parts"), lane_count = std::to_string(lanes);
+          line_(ct + " " + parts + "[" + lane_count + "];");
+          line_("for (int l = 0; l < " + lane_count + "; ++l) " + parts + "[l] = " + init + ";");
+          std::vector<Expr> head(reduced.begin(), reduced.end() - 1);
+          const Expr& last = reduced.back();
+          loops(head, [&](const std::vector<Expr>& inner_head) {
+            std::string size = c(simplify(last, env_));
+            std::string block = fresh("eo"), lane = fresh("l"), rest = fresh("e");
+            SymbolAttrs attrs;
+            attrs.lower_bound = 0;
+            env_.set(block, 0, std::nullopt);
+            env_.set_symbolic(block, Expr(0), sub(last, 1));
+            env_.set(lane, 0, lanes - 1);
+            env_.set_symbolic(lane, Expr(0), sub(last, 1));
+            env_.set(rest, 0, std::nullopt);
+            env_.set_symbolic(rest, Expr(0), sub(last, 1));
+            open("for (long " + block + " = 0; " + block + " + " + lane_count + " <= " + size + "; " + block +
+                 " += " + lane_count + ")");
+            // The lanes' elements first, in a loop the vectoriser handles whatever the element's
+            // expression is; then the combine into the partial results, unrolled by the front end,
+            // so the partial results stay in registers across the block loop (combined inside the
+            // lane loop, they lived in a stack array, stored and reloaded every 16 elements).
+            std::string values = fresh("nt_lanes");
+            line_(ct + " " + values + "[" + lane_count + "];");
+            std::vector<Expr> index = inner_head;
+            index.push_back(add(var(block, attrs), var(lane, attrs)));
+            if (fast_) {
+              std::vector<Expr> full;
+              size_t ko = 0, ri = 0;
+              for (size_t d = 0; d < shape.size(); ++d) {
+                bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+                full.push_back(r ? index[ri++] : outer[ko++]);
+              }
+              bool wide = false;
+              if (auto test = vector_hint_test({x}, nullptr, full, lane, wide)) {
+                if (!wide && !prefetch.empty()) {
+                  std::vector<Expr> first = full;
+                  first[v->axis < 0 ? full.size() - 1 : static_cast<size_t>(v->axis)] = var(block, attrs);
+                  emit_prefetches(prefetch, first, *test);
+                }
+                emit_vector_hint(*test, wide);
+              }
+            }
+            open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+            line_(values + "[" + lane + "] = " + element(index) + ";");
+            close();
+            line_("#pragma unroll");
+            open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
+            combine(parts + "[" + lane + "]", best, values + "[" + lane + "]", "");
+            close();
+            close();
+            open("for (long " + rest + " = " + size + " / " + lane_count + " * " + lane_count + "; " + rest +
+                 " < " + size + "; ++" + rest + ")");
+            index = inner_head;
+            index.push_back(var(rest, attrs));
+            combine(parts + "[0]", best, element(index), "");
+            close();
+          });
+          line_("for (int l = 0; l < " + lane_count + "; ++l) {");
+          ++indent_;
+          combine(acc, best, parts + "[l]", "");
+          close();
         }
-        open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
-        line_(values + "[" + lane + "] = " + element(index) + ";");
-        close();
-        line_("#pragma unroll");
-        open("for (int " + lane + " = 0; " + lane + " < " + lane_count + "; ++" + lane + ")");
-        combine(parts + "[" + lane + "]", best, values + "[" + lane + "]", "");
-        close();
-        close();
-        open("for (long " + rest + " = " + size + " / " + lane_count + " * " + lane_count + "; " + rest +
-             " < " + size + "; ++" + rest + ")");
-        index = inner_head;
-        index.push_back(var(rest, attrs));
-        combine(parts + "[0]", best, element(index), "");
-        close();
-      });
-      line_("for (int l = 0; l < " + lane_count + "; ++l) {");
-      ++indent_;
-      combine(acc, best, parts + "[l]", "");
-      close();
-    }
-    std::vector<Expr> out_index = outer;
-    if (v->keep_dims) {
-      out_index.clear();
-      size_t ko2 = 0;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
-        out_index.push_back(r ? Expr(0) : outer[ko2++]);
-      }
-    }
-    std::string result = arg ? best : acc;
-    line_((scalar ? name : name + "[" + c(flat_index(v->type.shape, out_index)) + "]") + " = " + result +
-          ";");
-  });
+        std::vector<Expr> out_index = outer;
+        if (v->keep_dims) {
+          out_index.clear();
+          size_t ko2 = 0;
+          for (size_t d = 0; d < shape.size(); ++d) {
+            bool r = v->axis < 0 || static_cast<int>(d) == v->axis;
+            out_index.push_back(r ? Expr(0) : outer[ko2++]);
+          }
+        }
+        std::string result = arg ? best : acc;
+        line_((scalar ? name : name + "[" + c(flat_index(v->type.shape, out_index)) + "]") + " = " + result +
+              ";");
+      },
+      /*hint=*/true, nullptr, /*prefetch=*/kept.empty());
   materialized_[v.get()] = name;
 }
 
@@ -268,8 +281,10 @@ void Emitter::declare(const std::string& name, const Type& type, const Value& va
 void Emitter::write_array(const std::string& name, const Type& type, const Value& value) {
   bool shared = group_ && !is_distributed(name);
   if (shared) barrier();
-  nest(type.shape, {value}, nullptr,
-       [&](const std::vector<Expr>& i) { line_(element_of(name, type, i) + " = " + elem(value, i) + ";"); });
+  nest(
+      type.shape, {value}, nullptr,
+      [&](const std::vector<Expr>& i) { line_(element_of(name, type, i) + " = " + elem(value, i) + ";"); },
+      /*hint=*/true, nullptr, /*prefetch=*/true);
   if (shared) barrier();
 }
 

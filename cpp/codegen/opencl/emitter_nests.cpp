@@ -58,7 +58,16 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
   if (d + 1 == shape.size() && vector_trees_) {
     const std::vector<Value>* trees = vector_trees_;
     vector_trees_ = nullptr;  // the innermost loop of this nest only
-    vector_hint(*trees, vector_target_, index, v);
+    std::vector<Value> prefetch;
+    prefetch.swap(prefetch_loads_);
+    bool wide = false;
+    if (auto test = vector_hint_test(*trees, vector_target_, index, v, wide)) {
+      if (!wide && !prefetch.empty()) {
+        strip_mined_loop(shape, body, d, index, plain, prefetch, *test);
+        return;
+      }
+      emit_vector_hint(*test, wide);
+    }
     loop_at = body_.tellp();
   }
   std::string extent = c(simplify(shape[d], env_));
@@ -94,7 +103,8 @@ Expr Emitter::index_variable(const std::string& prefix, const Expr& extent) {
 void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                    const lower::TensorAccess* target,
                    const std::function<void(const std::vector<Expr>&)>& body, bool hint,
-                   const std::function<void()>& fast_path) {
+                   const std::function<void()>& fast_path, bool prefetch) {
+  const std::set<int> read_before = loaded_params_;
   std::vector<std::string> tests;
   std::set<std::string> seen;
   bool never_fast = false;  // a corner test that is constant false: only the masked path
@@ -121,9 +131,11 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
     } else {
       vector_trees_ = hint && !group_ ? &trees : nullptr;
       vector_target_ = target;
+      if (prefetch) prefetch_loads_ = reread_loads(trees, read_before);
       loops(shape, body);
       vector_trees_ = nullptr;
       vector_target_ = nullptr;
+      prefetch_loads_.clear();
     }
     fast_ = was_fast;
     return;
@@ -134,6 +146,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   fast_ = true;
   vector_trees_ = hint && !group_ && !fast_path ? &trees : nullptr;
   vector_target_ = target;
+  if (prefetch && !fast_path) prefetch_loads_ = reread_loads(trees, read_before);
   if (fast_path) {
     fast_path();
   } else {
@@ -141,6 +154,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   }
   vector_trees_ = nullptr;
   vector_target_ = nullptr;
+  prefetch_loads_.clear();
   fast_ = false;
   close("} else {");
   ++indent_;
@@ -250,23 +264,35 @@ bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const s
 
 void Emitter::vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
                           const std::vector<Expr>& index, const std::string& inner) {
-  std::set<std::string> macros;
   bool wide = false;
+  if (auto test = vector_hint_test(trees, target, index, inner, wide)) emit_vector_hint(*test, wide);
+}
+
+std::optional<std::string> Emitter::vector_hint_test(const std::vector<Value>& trees,
+                                                     const lower::TensorAccess* target,
+                                                     const std::vector<Expr>& index, const std::string& inner,
+                                                     bool& wide) {
+  std::set<std::string> macros;
+  wide = false;
   for (const Value& t : trees) {
-    if (!unit_steps(t, index, inner, macros, wide)) return;
+    if (!unit_steps(t, index, inner, macros, wide)) return std::nullopt;
   }
   if (target) {
     auto step = coefficient(simplify(target->offset_at(index), env_), inner);
-    if (!step) return;
+    if (!step) return std::nullopt;
     Expr s = simplify(*step, env_);
     if (!s.is_int(1)) {
       auto macro = unit_macro_of(s);
-      if (!macro) return;
+      if (!macro) return std::nullopt;
       macros.insert(*macro);
     }
   }
   std::string test = "defined(__clang__)";
   for (const std::string& m : macros) test += " && " + m;
+  return test;
+}
+
+void Emitter::emit_vector_hint(const std::string& test, bool wide) {
   line_("#if " + test);
   line_(std::string("#pragma clang loop vectorize_width(") + (wide ? "8" : "16") + ")");
   line_("#endif");

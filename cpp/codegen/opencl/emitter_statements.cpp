@@ -174,7 +174,7 @@ void Emitter::emit_store(const Stmt& s) {
             line_("if (" + mask + ") " + store);
           }
         },
-        /*hint=*/!narrow);
+        /*hint=*/!narrow, nullptr, /*prefetch=*/true);
     keep_alive_.push_back(target);
   });
   close();
