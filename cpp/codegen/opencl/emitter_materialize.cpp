@@ -241,7 +241,7 @@ void Emitter::emit_reduce(const Value& v) {
                  " < " + size + "; ++" + rest + ")");
             index = inner_head;
             index.push_back(var(rest, attrs));
-            combine(parts + "[0]", best, element(index), "");
+            combine(parts + "[" + rest + " % " + lane_count + "]", best, element(index), "");
             close();
           });
           line_("for (int l = 0; l < " + lane_count + "; ++l) {");
@@ -275,16 +275,73 @@ void Emitter::declare(const std::string& name, const Type& type, const Value& va
     return;
   }
   new_array(name, type.shape, type.dtype, mutable_ ? "a loop-carried local" : "a value used twice", key);
-  write_array(name, type, value);
+  int let_id = -1;
+  if (!mutable_ && key.rfind("let", 0) == 0) let_id = std::stoi(key.substr(3));
+  write_array(name, type, value, let_id);
 }
 
-void Emitter::write_array(const std::string& name, const Type& type, const Value& value) {
+void Emitter::collect_let_reductions() {
+  struct Reductions : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Value& v) override {
+      if (v->kind == ValueKind::Reduce && v->axis < 0 && v->type.is_scalar() &&
+          v->operands[0]->kind == ValueKind::LetRef && v->operands[0]->type.shape.size() > 0 &&
+          seen.insert(v.get()).second) {
+        auto fn = static_cast<ReduceFn>(v->op);
+        std::string ct = compute_type(v->type.dtype);  // 16 partial results (emit_reduce())
+        bool narrow = ct != "double" && ct != "long" && ct != "ulong";
+        if (narrow && (fn == ReduceFn::Sum || fn == ReduceFn::Max || fn == ReduceFn::Min))
+          by_let[v->operands[0]->id].push_back(v);
+      }
+      IRVisitor::visit(v);
+    }
+    std::set<const ValueNode*> seen;
+    std::map<int, std::vector<Value>> by_let;
+  } reductions;
+  reductions.visit(k_.body);
+  let_reductions_ = std::move(reductions.by_let);
+}
+
+void Emitter::write_array(const std::string& name, const Type& type, const Value& value, int let_id) {
   bool shared = group_ && !is_distributed(name);
   if (shared) barrier();
+  std::vector<Value> folds;
+  if (auto found = let_reductions_.find(let_id); found != let_reductions_.end()) folds = found->second;
+  std::vector<std::string> parts;
+  for (const Value& r : folds) {
+    parts.push_back(fresh("nt_parts"));
+    line_(compute_type(r->type.dtype) + " " + parts.back() + "[16];");
+    line_("for (int l = 0; l < 16; ++l) " + parts.back() +
+          "[l] = " + reduce_init(static_cast<ReduceFn>(r->op), r->operands[0]->type.dtype) + ";");
+  }
   nest(
       type.shape, {value}, nullptr,
-      [&](const std::vector<Expr>& i) { line_(element_of(name, type, i) + " = " + elem(value, i) + ";"); },
-      /*hint=*/true, nullptr, /*prefetch=*/true);
+      [&](const std::vector<Expr>& i) {
+        std::string element = element_of(name, type, i);
+        line_(element + " = " + elem(value, i) + ";");
+        for (size_t k = 0; k < folds.size(); ++k) {
+          const Value& r = folds[k];
+          std::string part = parts[k] + "[" + lane_of_last_ + "]";
+          line_(part + " = " +
+                combine_c(static_cast<ReduceFn>(r->op), dtype_is_float(r->operands[0]->type.dtype), part,
+                          "(" + compute_type(r->type.dtype) + ")(" + element + ")") +
+                ";");
+        }
+      },
+      /*hint=*/true, nullptr, /*prefetch=*/true, /*strips=*/!folds.empty());
+  for (size_t k = 0; k < folds.size(); ++k) {
+    const Value& r = folds[k];
+    std::string result = fresh("nt_red"), ct = compute_type(r->type.dtype);
+    line_(ct + " " + result + " = " + reduce_init(static_cast<ReduceFn>(r->op), r->operands[0]->type.dtype) +
+          ";");
+    open("for (int l = 0; l < 16; ++l)");
+    line_(result + " = " +
+          combine_c(static_cast<ReduceFn>(r->op), dtype_is_float(r->operands[0]->type.dtype), result,
+                    parts[k] + "[l]") +
+          ";");
+    close();
+    materialized_[r.get()] = result;
+  }
   if (shared) barrier();
 }
 

@@ -62,7 +62,7 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     prefetch.swap(prefetch_loads_);
     bool wide = false;
     if (auto test = vector_hint_test(*trees, vector_target_, index, v, wide)) {
-      if (!wide && !prefetch.empty()) {
+      if (!wide && (!prefetch.empty() || strips_)) {
         strip_mined_loop(shape, body, d, index, plain, prefetch, *test);
         return;
       }
@@ -70,6 +70,7 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     }
     loop_at = body_.tellp();
   }
+  if (d + 1 == shape.size()) lane_of_last_ = "(" + v + " % 16)";
   std::string extent = c(simplify(shape[d], env_));
   if ((distribute_ || (group_ && !serial_)) &&
       d + 1 == shape.size()) {  // this work-item's elements: see run()
@@ -103,7 +104,7 @@ Expr Emitter::index_variable(const std::string& prefix, const Expr& extent) {
 void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                    const lower::TensorAccess* target,
                    const std::function<void(const std::vector<Expr>&)>& body, bool hint,
-                   const std::function<void()>& fast_path, bool prefetch) {
+                   const std::function<void()>& fast_path, bool prefetch, bool strips) {
   const std::set<int> read_before = loaded_params_;
   std::vector<std::string> tests;
   std::set<std::string> seen;
@@ -132,10 +133,12 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
       vector_trees_ = hint && !group_ ? &trees : nullptr;
       vector_target_ = target;
       if (prefetch) prefetch_loads_ = reread_loads(trees, read_before);
+      strips_ = strips;
       loops(shape, body);
       vector_trees_ = nullptr;
       vector_target_ = nullptr;
       prefetch_loads_.clear();
+      strips_ = false;
     }
     fast_ = was_fast;
     return;
@@ -147,6 +150,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   vector_trees_ = hint && !group_ && !fast_path ? &trees : nullptr;
   vector_target_ = target;
   if (prefetch && !fast_path) prefetch_loads_ = reread_loads(trees, read_before);
+  strips_ = strips && !fast_path;
   if (fast_path) {
     fast_path();
   } else {
@@ -155,6 +159,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   vector_trees_ = nullptr;
   vector_target_ = nullptr;
   prefetch_loads_.clear();
+  strips_ = false;
   fast_ = false;
   close("} else {");
   ++indent_;

@@ -67,12 +67,15 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
   const std::string extent = c(simplify(shape[d], env_));
   Expr strip = index_variable("eo", shape[d]);
   open("for (long " + strip->name + " = 0; " + strip->name + " < " + extent + "; " + strip->name + " += 16)");
-  std::vector<Expr> first = index;
-  first.back() = strip;
-  emit_prefetches(loads, first, test);
+  if (!loads.empty()) {
+    std::vector<Expr> first = index;
+    first.back() = strip;
+    emit_prefetches(loads, first, test);
+  }
   emit_vector_hint(test, /*wide=*/false);
   open("for (long " + v + " = " + strip->name + "; " + v + " < min(" + strip->name + " + 16L, (long)(" +
        extent + ")); ++" + v + ")");
+  lane_of_last_ = "(" + v + " - " + strip->name + ")";  // the strip starts at a multiple of 16
   loops(shape, body, d + 1, index, plain);
   close();
   close();
