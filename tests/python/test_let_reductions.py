@@ -84,3 +84,26 @@ def test_integer_sum_of_a_held_block_is_exact(rows, cols, bm, bn):
                 top = max(top, 0)  # the padding's 0
             expected[i : i + bm, j : j + bn] = (block - block.sum() + top).int()
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+def _count_application(x, out):
+    positive = x > 0  # held: read by a sum and by the where
+    out = ntl.where(positive, ntl.sum(positive), -ntl.sum(x < 0))  # noqa: F841
+
+
+@pytest.mark.parametrize("rows, cols, bm, bn", ((9, 50, 4, 17), (8, 32, 8, 32)))
+def test_sum_of_booleans_counts_them(rows, cols, bm, bn):
+    # A sum of booleans starts from 0 (it started from 1, the identity of a min of booleans),
+    # held (folded as the block is written) or not (its own pass over a comparison).
+    kernel = ninetoothed.make(_arrangement, _count_application, (Tensor(2), Tensor(2)))
+    x = torch.randn(rows, cols)
+    x[x.abs() < 0.3] = 0.0
+    out = torch.full((rows, cols), float("nan"))
+    kernel(x, out, BM=bm, BN=bn)
+    expected = torch.empty_like(x)
+    for i in range(0, rows, bm):
+        for j in range(0, cols, bn):
+            block = x[i : i + bm, j : j + bn]  # the padding's 0 is neither > 0 nor < 0
+            positives, negatives = float((block > 0).sum()), float((block < 0).sum())
+            expected[i : i + bm, j : j + bn] = torch.where(block > 0, positives, -negatives)
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)

@@ -169,7 +169,8 @@ class Emitter : public EmitContext {
   // read prefetch, a hint that cannot fault. A burst of prefetches before the pass measured
   // slower (it evicts what the pass reads); see docs/performance.md.
   //
-  // The loads of `trees` (outside materialised nodes) of parameters in `read_before`.
+  // The loads of `trees` (outside materialised nodes) of parameters in `read_before`, read at
+  // their tree's own element (not through a broadcast), the first of each parameter.
   std::vector<Value> reread_loads(const std::vector<Value>& trees, const std::set<int>& read_before);
   // The prefetch statements of `loads` at `index` (the strip's first element), under `test`.
   void emit_prefetches(const std::vector<Value>& loads, const std::vector<Expr>& index,

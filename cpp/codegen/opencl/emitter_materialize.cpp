@@ -94,7 +94,7 @@ void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulat
 std::string Emitter::reduce_init(ReduceFn fn, DType in) {
   bool f = dtype_is_float(in);
   std::string xt = compute_type(in);
-  if (!f && xt == "int" && in == DType::boolean)
+  if (!f && xt == "int" && in == DType::boolean && fn != ReduceFn::Sum)  // a sum counts from 0
     return fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
   switch (fn) {
     case ReduceFn::Sum:

@@ -130,7 +130,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
     if (fast_path) {
       fast_path();
     } else {
-      vector_trees_ = hint && !group_ ? &trees : nullptr;
+      vector_trees_ = hint && !group_ && !shape.empty() ? &trees : nullptr;
       vector_target_ = target;
       if (prefetch) prefetch_loads_ = reread_loads(trees, read_before);
       strips_ = strips;
@@ -147,7 +147,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   for (size_t i = 0; i < tests.size(); ++i) all += (i ? " && " : "") + tests[i];
   open("if (" + all + ")");
   fast_ = true;
-  vector_trees_ = hint && !group_ && !fast_path ? &trees : nullptr;
+  vector_trees_ = hint && !group_ && !fast_path && !shape.empty() ? &trees : nullptr;
   vector_target_ = target;
   if (prefetch && !fast_path) prefetch_loads_ = reread_loads(trees, read_before);
   strips_ = strips && !fast_path;
@@ -210,7 +210,9 @@ std::optional<Expr> Emitter::coefficient(const Expr& e, const std::string& v) {
 bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
                          std::set<std::string>& macros, bool& wide) {
   DType dt = v->type.dtype;
-  if (dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) wide = true;
+  // A 64-bit constant or scalar (a Python int) is one value for every lane, not a 64-bit vector.
+  bool uniform = v->kind == ValueKind::Constant || v->kind == ValueKind::ScalarParam;
+  if ((dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) && !uniform) wide = true;
   if (materialized_.count(v.get())) return true;  // a private array read at the element
   switch (v->kind) {
     case ValueKind::Constant:

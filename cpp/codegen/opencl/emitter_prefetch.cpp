@@ -27,6 +27,12 @@ std::vector<Value> Emitter::reread_loads(const std::vector<Value>& trees, const 
   std::set<int> seen;
   for (const Value& t : trees) {
     for_each_load(t, [&](const Value& load) {
+      // Read at the tree's own element (not through a broadcast or an expanded dimension), so
+      // the nest's index is the load's.
+      if (load->type.shape.size() != t->type.shape.size()) return;
+      for (size_t d = 0; d < t->type.shape.size(); ++d) {
+        if (c(simplify(load->type.shape[d], env_)) != c(simplify(t->type.shape[d], env_))) return;
+      }
       if (!read_before.count(load->param) || !seen.insert(load->param).second) return;
       if (access_of(load).never || held_.count(load_key(load))) return;
       loads.push_back(load);

@@ -67,11 +67,11 @@ inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const
 // Below that (tiny) the exponent is raised by 32 and the product, still exact, is
 // multiplied by 2^-32: the only rounding, also into the denormals.
 inline __attribute__((always_inline)) float nt_scale_f(float p2, float t, int tiny) {
-  return p2 * as_float(((as_int(t) + (tiny ? 32 : 0)) << 23) + (126 << 23)) * (tiny ? 0x1p-32f : 1.0f);
+  return p2 * as_float(((as_uint(t) + (tiny ? 32u : 0u)) << 23) + (126u << 23)) * (tiny ? 0x1p-32f : 1.0f);
 }
 // rint(x) for |x| < 2^22, as a float and as an int: adding 1.5 * 2^23 rounds x to an
-// integer (to nearest, ties to even) in the low bits, so that as_int(t) << 23 is
-// k << 23. OpenCL's rint is a long sequence of compares on PoCL.
+// integer (to nearest, ties to even) in the low bits, so that as_uint(t) << 23 is
+// k << 23 (modulo 2^32). OpenCL's rint is a long sequence of compares on PoCL.
 #define NT_ROUND_MAGIC_F 0x1.8p23f
 // exp(x) = 2^k exp(r), k = rint(x / ln 2) (x clamped first), r = x - k ln 2 (ln 2 in two parts,
 // fused), |r| <= ln 2 / 2; exp(r) by a degree-6 polynomial fitted for relative error on
