@@ -1,8 +1,9 @@
 // Prefetching the next program's blocks (Mode::WorkItem): see emitter.h.
 //
 // In: a nest whose body re-reads blocks of parameters an earlier nest of the program read
-// (reread_loads()), its innermost loop unit-stride and hinted 16 lanes wide. Out: that loop
-// as strips of 16 elements,
+// (reread_loads()), or whose body folds reductions by lane (write_array(), nest()'s `strips`),
+// its innermost loop unit-stride and hinted 16 lanes wide. Out: that loop as strips of 16
+// elements (the prefetches only where there are loads to prefetch),
 //
 //   for (long eo = 0; eo < n; eo += 16) {
 //     if (nt_next_exists) __builtin_prefetch(&nt_p0[<offset of element eo, next program>], 0, 0);
