@@ -68,7 +68,9 @@ def _blockwise_application(input, output):
 def test_blockwise_grid_of_two_dimensions(transposed, rows, cols, block):
     # Several programs a row (the next program's digits carry from column to row), the last
     # block of each row partial; a transposed input steps by its row length, not by 1.
-    kernel = ninetoothed.make(_blockwise_arrangement, _blockwise_application, (Tensor(2), Tensor(2)))
+    # A partial block's padding reads -inf, so its max is that of its elements.
+    tensors = (Tensor(2, other=float("-inf")), Tensor(2))
+    kernel = ninetoothed.make(_blockwise_arrangement, _blockwise_application, tensors)
     input = torch.randn(cols, rows).t() if transposed else torch.randn(rows, cols)
     output = torch.full((rows, cols), float("nan"))
     kernel(input, output, BLOCK=block)
