@@ -6,7 +6,7 @@
 // elements (the prefetches only where there are loads to prefetch),
 //
 //   for (long eo = 0; eo < n; eo += 16) {
-//     if (nt_next_exists) __builtin_prefetch(&nt_p0[<offset of element eo, next program>], 0, 0);
+//     if (nt_next_exists) __builtin_prefetch(&nt_p0[<offset of element eo, next program>], 0, 2);
 //     #pragma clang loop vectorize_width(16)
 //     for (long e = eo; e < min(eo + 16L, (long)(n)); ++e) <body>
 //   }
@@ -55,12 +55,16 @@ void Emitter::emit_prefetches(const std::vector<Value>& loads, const std::vector
     }
     next_program_lines_.push_back("const int nt_next_exists = nt_next_pid_flat < (long)get_global_size(0);");
   }
+  // Locality 2 (x86: prefetcht1) asks for the line in L2. Intel's non-temporal hint (locality 0,
+  // prefetchnta) fills L1 only: with the block being read and the private arrays there, the
+  // line was evicted before its program read it and fetched twice (softmax 13.7 ms against
+  // 7.2 with locality 2 on a Xeon; performance.md).
   line_("#if " + test);
   open("if (nt_next_exists)");
   for (const Value& load : loads) {
     Expr offset = substitute(access_of(load).offset_at(index), next_program_);
     line_("__builtin_prefetch(&nt_p" + std::to_string(load->param) + "[" + c(simplify(offset, env_)) +
-          "], 0, 0);");
+          "], 0, 2);");
   }
   close();
   line_("#endif");
