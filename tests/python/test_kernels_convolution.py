@@ -114,3 +114,29 @@ def test_avg_pool2d(shape, window):
     output = torch.full(expected.shape, float("nan"))
     kernel(input, output, window_h=window[0], window_w=window[1])
     torch.testing.assert_close(output.double(), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("filter_layout", ("contiguous", "channels last", "sliced"))
+def test_conv2d_filter_packed_by_transposes(dtype, filter_layout):
+    """The filter's blocks unravel a flattened (c, r, s) with `//` and `%`: where a run-time
+    check finds a block's rows consecutive (the filter contiguous), they are packed by 16 x 16
+    register transposes, element by element otherwise and at the edges. Whole and partial
+    blocks of 32 filters and 32 filter steps (K = 72, 40 filters)."""
+    n, c, h, w, k, r, s = 2, 8, 9, 7, 40, 3, 3
+    input = torch.randn(n, c, h, w).to(dtype)
+    if filter_layout == "contiguous":
+        filter = torch.randn(k, c, r, s)
+    elif filter_layout == "channels last":
+        filter = torch.randn(k, r, s, c).permute(0, 3, 1, 2)
+    else:
+        filter = torch.randn(k, c, r, s + 1)[..., 1:]
+    filter = filter.to(dtype)
+    expected = F.conv2d(input.double(), filter.double(), padding=1)
+    output = torch.full(expected.shape, float("nan"), dtype=dtype)
+    kernel = _conv2d_kernel(True)
+    kernel.pin({BLOCK_SIZE_M.name: 32, BLOCK_SIZE_N.name: 32, BLOCK_SIZE_K.name: 32})
+    kernel(input, filter, output, padding_h=1, padding_w=1)
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
+    assert "nt_transpose16(" in kernel.source and "nt_kunit" in kernel.source

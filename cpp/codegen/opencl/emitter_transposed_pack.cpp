@@ -7,7 +7,10 @@
 // unmasked path loads 16 consecutive k of each of 16 columns with vload16 (vload_half16),
 // transposes the 16 x 16 tile in registers (nt_transpose16) and stores 16 rows of the packed
 // array with vstore16, instead of one strided gather per element; the element-wise packing in
-// the `#else` and for the masked path.
+// the `#else` and for the masked path. A k that unravels a flattened dimension (offsets with
+// `//` and `%` of k, an implicit GEMM's filter) takes the register transposes where a run-time
+// check finds the block's rows unit-stride (the flattened dimensions contiguous), the
+// element-wise packing elsewhere.
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -62,22 +65,51 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
   };
   Expr offset = offset_of(k, n);
   auto row_step = coefficient(offset, k->name), column_step = coefficient(offset, n->name);
-  if (!row_step || !column_step) return false;
-  Expr sk = simplify(*row_step, env_), sn = simplify(*column_step, env_);
-  auto row_unit = unit_macro_of(sk), column_unit = unit_macro_of(sn);
-  if (!row_unit || sn.is_int(1)) return false;
+  if (!column_step) return false;
+  Expr sn = simplify(*column_step, env_);
+  auto column_unit = unit_macro_of(sn);
+  if (sn.is_int(1)) return false;
   for (const Expr& x : collect_vars(sn)) {
     if (x->name == k->name || x->name == n->name) return false;
   }
+  // The rows' step: a unit stride symbol, or (`flattened`) an offset that divides k, as a
+  // flattened dimension's does (an implicit GEMM's filter steps (c, r, s)), unit-stride where
+  // the flattened dimensions are contiguous: that is checked on the block's rows at run time.
+  std::string test;
+  if (row_step) {
+    auto row_unit = unit_macro_of(simplify(*row_step, env_));
+    if (!row_unit) return false;
+    test = *row_unit;
+  } else {
+    test = "1";
+  }
+  const bool flattened = !row_step;
   // Where the columns are unit-stride too, the element-wise packing is a vectorised copy already.
-  std::string test = *row_unit;
   if (column_unit) test += " && !" + *column_unit;
   loaded_params_.insert(load->param);
   uses_transpose16_ = true;
   std::string ptr = "nt_p" + std::to_string(load->param);
   std::string K = c(simplify(shape[0], env_)), N = c(simplify(shape[1], env_));
-  auto at = [&](const Expr& row, const Expr& column) { return c(offset_of(row, column)); };
+  // With `flattened`, element (row, column) lies at `base + row + column * s_n` once the check
+  // below has found the rows unit-stride.
+  const std::string base = flattened ? fresh("nt_kbase") : "";
+  auto at = [&](const Expr& row, const Expr& column) {
+    if (!flattened) return c(offset_of(row, column));
+    return base + " + " + c(simplify(add(row, mul(column, sn)), env_));
+  };
   auto transposes = [&] {
+    if (flattened) {
+      Expr ck = index_variable("nt_ck", shape[0]);
+      const std::string unit = fresh("nt_kunit");
+      line_("const long " + base + " = " + c(offset_of(Expr(0), Expr(0))) + ";");
+      line_("int " + unit + " = 1;");
+      line_("for (long " + ck->name + " = 1; " + ck->name + " < " + K + "; ++" + ck->name + ") " + unit +
+            " &= " + c(offset_of(ck, Expr(0))) + " == " + base + " + " + ck->name + ";");
+      open("if (!" + unit + ")");
+      loops(shape, copy);
+      close("} else {");
+      ++indent_;
+    }
     Expr k0 = index_variable("nt_k0", shape[0]), n0 = index_variable("nt_n0", shape[1]);
     const std::string &k0c = k0->name, &n0c = n0->name, r = fresh("nt_r");
     open("for (long " + n0c + " = 0; " + n0c + " + 16 <= " + N + "; " + n0c + " += 16)");
@@ -105,6 +137,7 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     copy({ek, en});
     close();
     close();
+    if (flattened) close();
   };
   line_("#if " + test);
   nest(shape, {v}, nullptr, copy, /*hint=*/true, transposes);
