@@ -140,3 +140,37 @@ def test_conv2d_filter_packed_by_transposes(dtype, filter_layout):
     tolerance = 1e-5 if dtype == torch.float32 else 2e-2
     torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
     assert "nt_transpose16(" in kernel.source and "nt_kunit" in kernel.source
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("layout", ("contiguous", "channels last", "channels last output"))
+@pytest.mark.parametrize("block_m", (64, 40))
+def test_conv2d_in_runs(dtype, layout, block_m):
+    """The input's blocks (rows: output positions (n, p, q) unravelled by `//` and `%`) are
+    packed 16 output positions at a time, one masked vector load per filter step, and the
+    output's stored so, one vector store per filter, where a run-time check finds the 16
+    positions consecutive in memory (along one output row of a contiguous tensor); element by
+    element where they cross a row or the tensor is channels last, in chunks shorter than 16
+    (block_m 40) and in blocks that leave the output. Output rows of 39 with padding (1, 2):
+    runs, row crossings and padded lanes all occur; K = 72 has whole blocks of 32 filter steps
+    and a partial one."""
+    n, c, h, w, k, r, s = 2, 8, 5, 37, 20, 3, 3
+    if layout == "channels last":
+        input = torch.randn(n, h, w, c).permute(0, 3, 1, 2)
+    else:
+        input = torch.randn(n, c, h, w)
+    input = input.to(dtype)
+    filter = torch.randn(k, c, r, s).to(dtype)
+    expected = F.conv2d(input.double(), filter.double(), padding=(1, 2))
+    if layout == "contiguous":
+        output = torch.full(expected.shape, float("nan"), dtype=dtype)
+    else:
+        output = torch.full(expected.permute(0, 2, 3, 1).shape, float("nan"), dtype=dtype).permute(0, 3, 1, 2)
+    kernel = _conv2d_kernel(True)
+    kernel.pin({BLOCK_SIZE_M.name: block_m, BLOCK_SIZE_N.name: 32, BLOCK_SIZE_K.name: 32})
+    kernel(input, filter, output, padding_h=1, padding_w=2)
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
+    # float32 takes the runs (input: parameter 0, output: 2); float16 the element-wise nests.
+    for pointer in ("nt_p0[nt_base", "nt_p2[nt_base"):
+        assert (pointer in kernel.source) == (dtype == torch.float32)

@@ -24,7 +24,7 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   for (int r = 0; r < rows; ++r) {
     std::string row = r ? "(" + i + " + " + std::to_string(r) + ")" : i;
     ctx.emit_line("__private const " + d.type + "* " + rp + "_" + std::to_string(r) + " = " + d.a + " + " +
-                  row + " * " + d.K + ";");
+                  row + (d.a_k_major ? "" : " * " + d.K) + ";");
     for (int v = 0; v < columns; ++v) {
       std::string init =
           d.accumulate ? load(d.result, row + " * " + d.N + " + " + column(v)) : "(" + vt + ")(0)";
@@ -44,7 +44,7 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   for (int r = 0; r < rows; ++r) {
     std::string a = ctx.fresh_name("nt_a");
     ctx.emit_line("const " + vt + " " + a + " = (" + vt + ")(" + rp + "_" + std::to_string(r) + "[" + k +
-                  "]);");
+                  (d.a_k_major ? " * " + d.M : "") + "]);");
     for (int v = 0; v < columns; ++v) {
       std::string b = bv + "_" + std::to_string(v);
       std::string update = is_float_type(d.type) ? "fma(" + a + ", " + b + ", " + c(r, v) + ")"

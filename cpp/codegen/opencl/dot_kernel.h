@@ -1,7 +1,7 @@
 // OpenCL C of a dot product of two blocks: a register-blocked micro-kernel.
 //
 // In: the names of three private arrays, row-major, in one compute type:
-// `a` (M x K), `b` (K x N) and `result` (M x N), the sizes M, K, N as C
+// `a` (M x K; or column-major, `a_k_major`), `b` (K x N) and `result` (M x N), the sizes M, K, N as C
 // expressions known at build time (constexpr/meta macros), and whether the
 // product is added to `result` (`acc += dot(a, b)`) or replaces it.
 // Out: C statements computing it, written through the emitter's context.
@@ -30,6 +30,7 @@ struct DotArrays {
   std::string M, K, N;       // C expressions of the sizes (compile-time constants)
   std::string type;          // the C compute type of all three (float, double, int, long, ...)
   bool accumulate = false;   // result += a @ b (else result = a @ b)
+  bool a_k_major = false;    // `a` is stored a[K][M] (column-major) instead
 };
 
 // Rows of a micro-tile: 8 rows by 2 x 16 floats keep 16 accumulators + 2 b vectors +

@@ -348,6 +348,27 @@ class Emitter : public EmitContext {
   bool pack_transposed(const Value& v, DType dtype, const std::string& name,
                        const std::function<void(const std::vector<Expr>&)>& copy);
   bool uses_transpose16_ = false;  // the kernel needs nt_transpose16()
+  // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension
+  // (offset R(m) + C(k), R dividing m: an implicit GEMM's output positions), packed
+  // column-major (a[k][m]) into a new private array, named by the result, in chunks of 16
+  // rows, each a masked vector load per k where a run-time check finds the chunk's rows
+  // consecutive (emitter_row_runs.cpp). "" (nothing emitted) where `v` is not such a block.
+  std::string pack_row_runs(const Value& v, DType dtype);
+  // Mode::WorkItem: the unmasked path of a store of a 2-D float32 block whose target rows
+  // unravel a flattened dimension the same way (an implicit GEMM's output positions): in
+  // chunks of 16 rows, one vector store per column where the chunk's rows are consecutive.
+  // Null where the store is not such a store.
+  std::function<void()> store_row_runs(const Param& p, const lower::TensorAccess& a, const Value& value,
+                                       const std::vector<Expr>& shape, const std::string& ptr);
+  // An offset as R(m) + C(k), R not affine in m; nullopt otherwise (emitter_row_runs.cpp).
+  std::optional<std::pair<Expr, Expr>> row_run_parts(const Expr& offset, const Expr& m, const Expr& k);
+  // Inside index tables for `shape`: chunks of 16 rows (index m) and, per chunk, the check
+  // that R (`rows`) is consecutive over it; then a loop over k around `run(m0, rbase)` (a
+  // chunk of consecutive rows from row m0, R(m0) = rbase), else around `each()` for each row.
+  void row_run_chunks(const std::vector<Expr>& shape, const Expr& m, const Expr& k, const Expr& rows,
+                      const std::function<void(const std::string& m0, const std::string& rbase)>& run,
+                      const std::function<void()>& each);
+  void open_run_loop(const Expr& m, const std::string& m0);
   // The array already holding `v` whole as `dtype`, or "" (a distributed one is misaligned).
   std::string held_array(const Value& v, DType dtype);
   // The operands packed into private arrays of the result's compute type (each converted

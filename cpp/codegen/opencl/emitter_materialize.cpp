@@ -80,7 +80,9 @@ void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulat
   const Value& b = v->operands[1];
   DType dt = v->type.dtype;
   DotArrays d;
-  d.a = as_array(a, dt, "a dot operand");
+  if (held_array(a, dt).empty()) d.a = pack_row_runs(a, dt);
+  d.a_k_major = !d.a.empty();
+  if (d.a.empty()) d.a = as_array(a, dt, "a dot operand");
   d.b = as_array(b, dt, "a dot operand");
   d.result = result;
   d.M = c(simplify(a->type.shape[0], env_));

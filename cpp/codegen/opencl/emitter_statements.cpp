@@ -161,6 +161,7 @@ void Emitter::emit_store(const Stmt& s) {
       stored = stored->operands[0];
     }
     bool narrow = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
+    std::function<void()> runs = store_row_runs(p, a, stored, p.block_shape(), ptr);
     nest(
         p.block_shape(), {stored}, &a,
         [&](const std::vector<Expr>& i) {
@@ -174,7 +175,7 @@ void Emitter::emit_store(const Stmt& s) {
             line_("if (" + mask + ") " + store);
           }
         },
-        /*hint=*/!narrow, nullptr, /*prefetch=*/true);
+        /*hint=*/!narrow, runs, /*prefetch=*/true);
     keep_alive_.push_back(target);
   });
   close();
