@@ -10,6 +10,8 @@
 //   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
 //   emitter_index_tables.cpp index arithmetic of one index variable, tabulated before a nest
 //   emitter_transposed_pack.cpp a transposed dot operand packed by register transposes
+//   emitter_row_runs.cpp     flattened rows (an implicit GEMM's) packed and stored in runs
+//   emitter_prefetch.cpp     strips of 16: the next program's block prefetched, streamed stores
 //   emitter_values.cpp       tensor accesses and the C of a value's element
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
@@ -177,10 +179,21 @@ class Emitter : public EmitContext {
                        const std::string& test);
   // loops()'s innermost dimension `d` (variable `index.back()`) as strips of 16, each after
   // the prefetches of `loads`.
+  // `stream`: the strips are a store's (stream_store_), each written to a private buffer of
+  // 16 and from there to memory with one non-temporal vector store.
   void strip_mined_loop(const std::vector<Expr>& shape,
                         const std::function<void(const std::vector<Expr>&)>& body, size_t d,
                         std::vector<Expr> index, bool plain, const std::vector<Value>& loads,
-                        const std::string& test);
+                        const std::string& test, bool stream = false);
+  // The innermost loop of a nest (loops()), its index `index.back()` declared: the hint `test`
+  // (if any), strips for prefetches, or the plain loop.
+  void innermost_loop(const std::vector<Expr>& shape,
+                      const std::function<void(const std::vector<Expr>&)>& body, size_t d,
+                      const std::vector<Expr>& index, bool plain, const std::optional<std::string>& test,
+                      bool wide, const std::vector<Value>& prefetch);
+  // The run-time test under which a store's hinted innermost loop streams (emit_store(): a
+  // float32 or int32 target of 16 MiB or more whose row starts at a 64-byte boundary), or "".
+  std::string stream_test(const std::vector<Expr>& index);
 
   // --- index tables (Mode::WorkItem; emitter_index_tables.cpp) -------------------
   //
@@ -458,8 +471,17 @@ class Emitter : public EmitContext {
   std::set<int> stored_params_, loaded_params_;
   const std::vector<Value>* vector_trees_ = nullptr;  // nest() -> loops(): hint the innermost loop
   const lower::TensorAccess* vector_target_ = nullptr;
-  std::vector<Value> prefetch_loads_;            // nest() -> loops() or a reduction: reread_loads()
-  bool strips_ = false;                          // nest() -> loops(): strip-mine the hinted innermost loop
+  std::vector<Value> prefetch_loads_;  // nest() -> loops() or a reduction: reread_loads()
+  bool strips_ = false;                // nest() -> loops(): strip-mine the hinted innermost loop
+  // emit_store() -> loops(): the store whose unmasked, hinted innermost loop may stream (write
+  // around the caches: its target is too big to be read from them again soon).
+  struct StreamedStore {
+    int param = -1;
+    const lower::TensorAccess* access = nullptr;
+  };
+  std::optional<StreamedStore> stream_store_;
+  std::string stream_buffer_;  // strip_mined_loop() -> the store's body: write here, at stream_lane_
+  std::string stream_lane_;
   SymbolMap next_program_;                       // program symbol -> its nt_next_ name, once declared
   std::vector<std::string> next_program_lines_;  // their declarations, after the prologue
   std::streampos after_prologue_ = 0;

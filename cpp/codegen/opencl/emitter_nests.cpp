@@ -54,20 +54,45 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     tables_->index.push_back(v);
     tables_->complete = index.size() == shape.size();
   }
-  std::streampos hint_at = body_.tellp(), loop_at = hint_at;
   if (d + 1 == shape.size() && vector_trees_) {
     const std::vector<Value>* trees = vector_trees_;
     vector_trees_ = nullptr;  // the innermost loop of this nest only
     std::vector<Value> prefetch;
     prefetch.swap(prefetch_loads_);
     bool wide = false;
-    if (auto test = vector_hint_test(*trees, vector_target_, index, v, wide)) {
-      if (!wide && (!prefetch.empty() || strips_)) {
-        strip_mined_loop(shape, body, d, index, plain, prefetch, *test);
-        return;
-      }
-      emit_vector_hint(*test, wide);
+    auto test = vector_hint_test(*trees, vector_target_, index, v, wide);
+    std::string streams = test && !wide ? stream_test(index) : "";
+    if (streams.empty()) {
+      innermost_loop(shape, body, d, index, plain, test, wide, prefetch);
+      return;
     }
+    // Under the hint's test too: the vector stores assume its unit stride.
+    line_("#if " + *test);
+    open("if (" + streams + ")");
+    strip_mined_loop(shape, body, d, index, plain, prefetch, *test, /*stream=*/true);
+    close("} else");
+    line_("#endif");
+    open("");
+    innermost_loop(shape, body, d, index, plain, test, wide, prefetch);
+    close();
+    return;
+  }
+  innermost_loop(shape, body, d, index, plain, std::nullopt, false, {});
+}
+
+void Emitter::innermost_loop(const std::vector<Expr>& shape,
+                             const std::function<void(const std::vector<Expr>&)>& body, size_t d,
+                             const std::vector<Expr>& index, bool plain,
+                             const std::optional<std::string>& test, bool wide,
+                             const std::vector<Value>& prefetch) {
+  const std::string v = index.back()->name;
+  std::streampos hint_at = body_.tellp(), loop_at = hint_at;
+  if (test) {
+    if (!wide && (!prefetch.empty() || strips_)) {
+      strip_mined_loop(shape, body, d, index, plain, prefetch, *test);
+      return;
+    }
+    emit_vector_hint(*test, wide);
     loop_at = body_.tellp();
   }
   if (d + 1 == shape.size()) lane_of_last_ = "(" + v + " % 16)";

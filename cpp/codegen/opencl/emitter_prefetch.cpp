@@ -13,6 +13,12 @@
 //
 // and, once per kernel after the prologue, the next program's symbols (nt_next_pid_flat,
 // nt_next_pid_<d>, nt_next_exists), so the strips divide nothing.
+//
+// Streamed stores: a store's (float32 or int32) unmasked, hinted innermost loop, where its target
+// spans 16 MiB or more and the row starts at a 64-byte boundary (stream_test(), a run-time
+// test), runs as strips whose elements go to a private buffer of 16 and from there to memory
+// with one non-temporal vector store (the row's last strip, if shorter, element by element):
+// written around the caches, a line costs no read for ownership. Elsewhere the loop as before.
 #include <string>
 #include <vector>
 
@@ -73,23 +79,64 @@ void Emitter::emit_prefetches(const std::vector<Value>& loads, const std::vector
 void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
                                const std::function<void(const std::vector<Expr>&)>& body, size_t d,
                                std::vector<Expr> index, bool plain, const std::vector<Value>& loads,
-                               const std::string& test) {
+                               const std::string& test, bool stream) {
   const std::string v = index.back()->name;
   const std::string extent = c(simplify(shape[d], env_));
   Expr strip = index_variable("eo", shape[d]);
   open("for (long " + strip->name + " = 0; " + strip->name + " < " + extent + "; " + strip->name + " += 16)");
-  if (!loads.empty()) {
-    std::vector<Expr> first = index;
-    first.back() = strip;
-    emit_prefetches(loads, first, test);
+  std::vector<Expr> first = index;
+  first.back() = strip;
+  if (!loads.empty()) emit_prefetches(loads, first, test);
+  std::string type;
+  if (stream) {
+    type = compute_type(k_.params[stream_store_->param].dtype);
+    stream_buffer_ = fresh("nt_sbuf");
+    line_(type + " " + stream_buffer_ + "[16];");
   }
   emit_vector_hint(test, /*wide=*/false);
   open("for (long " + v + " = " + strip->name + "; " + v + " < min(" + strip->name + " + 16L, (long)(" +
        extent + ")); ++" + v + ")");
   lane_of_last_ = "(" + v + " - " + strip->name + ")";  // the strip starts at a multiple of 16
+  stream_lane_ = lane_of_last_;
   loops(shape, body, d + 1, index, plain);
   close();
+  if (stream) {
+    // A whole strip (64 bytes from a 64-byte boundary: stream_test()) as one vector store
+    // around the caches; the last strip of a row shorter than 16 element by element.
+    const std::string ptr = "nt_p" + std::to_string(stream_store_->param);
+    auto at = [&](const Expr& i) {
+      std::vector<Expr> e = index;
+      e.back() = i;
+      return "&" + ptr + "[" + c(simplify(stream_store_->access->offset_at(e), env_)) + "]";
+    };
+    open("if (" + strip->name + " + 16 <= " + extent + ")");
+    line_("__builtin_nontemporal_store(vload16(0, " + stream_buffer_ + "), (__global " + type + "16*)" +
+          at(strip) + ");");
+    close("} else {");
+    ++indent_;
+    Expr lane = index_variable("nt_l", Expr(16));
+    open("for (long " + lane->name + " = 0; " + strip->name + " + " + lane->name + " < " + extent + "; ++" +
+         lane->name + ")");
+    line_("*" + at(add(strip, lane)) + " = " + stream_buffer_ + "[" + lane->name + "];");
+    close();
+    close();
+    stream_buffer_.clear();
+  }
   close();
+}
+
+std::string Emitter::stream_test(const std::vector<Expr>& index) {
+  if (!stream_store_ || !fast_ || group_ || distribute_ || !stream_store_->access->per_element.empty())
+    return "";
+  const int param = stream_store_->param;
+  DType dt = k_.params[param].dtype;
+  if (dt != DType::float32 && dt != DType::int32 && dt != DType::uint32) return "";
+  std::vector<Expr> row = index;
+  row.back() = Expr(0);
+  const std::string ptr = "nt_p" + std::to_string(param);
+  // 16 MiB: more than a core's share of the caches, read again from memory whoever reads it.
+  return ptr + "_extent >= (4L << 20) && ((ulong)&" + ptr + "[" +
+         c(simplify(stream_store_->access->offset_at(row), env_)) + "] & 63) == 0";
 }
 
 }  // namespace nt::codegen

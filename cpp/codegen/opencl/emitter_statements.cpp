@@ -162,11 +162,16 @@ void Emitter::emit_store(const Stmt& s) {
     }
     bool narrow = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
     std::function<void()> runs = store_row_runs(p, a, stored, p.block_shape(), ptr);
+    stream_store_ = StreamedStore{s->param, &a};
     nest(
         p.block_shape(), {stored}, &a,
         [&](const std::vector<Expr>& i) {
-          std::string offset = c(simplify(a.offset_at(i), env_));
           std::string value = elem(stored, i);
+          if (!stream_buffer_.empty()) {  // a streamed strip (strip_mined_loop())
+            line_(stream_buffer_ + "[" + stream_lane_ + "] = " + value + ";");
+            return;
+          }
+          std::string offset = c(simplify(a.offset_at(i), env_));
           std::string mask = mask_of(a, i);
           std::string store = store_element(p, ptr, offset, value);
           if (mask.empty()) {
@@ -176,6 +181,7 @@ void Emitter::emit_store(const Stmt& s) {
           }
         },
         /*hint=*/!narrow, runs, /*prefetch=*/true);
+    stream_store_.reset();
     keep_alive_.push_back(target);
   });
   close();
