@@ -1,9 +1,10 @@
 """Streamed stores (codegen/opencl/emitter_prefetch.cpp, strip_mined_loop()): in a program on one
-work-item (a kernel with a reduction: element-wise kernels take the distributed form), a store's
-unmasked, unit-stride innermost loop whose target spans 16 MiB or more and whose row starts at a
-64-byte boundary is written 16 elements at a time through a private buffer and one non-temporal
-vector store (the last strip of a row shorter than 16 element by element); other rows, smaller
-targets and float16 targets are stored as before."""
+work-item (a kernel with a reduction, or an element-wise kernel's distributed form where a
+program has one work-item), a store's unmasked, unit-stride innermost loop whose target spans
+16 MiB or more and whose row starts at a 64-byte boundary is written 16 elements at a time
+through a private buffer and one non-temporal vector store (the last strip of a row shorter
+than 16 element by element); other rows, smaller targets and float16 targets are stored as
+before."""
 
 import pytest
 import torch
@@ -93,3 +94,23 @@ def test_float16_targets_are_not_streamed():
     expected = input.float() - input.float().max(dim=1, keepdim=True).values
     torch.testing.assert_close(output.float(), expected, rtol=1e-3, atol=2e-3)
     assert STREAMED not in kernel.source
+
+
+def _add_arrangement(x, y, z):
+    return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
+
+
+def _add(x, y, z):
+    z = x + y  # noqa: F841
+
+
+@pytest.mark.parametrize("block", (1024, 1000))
+def test_element_wise_streams(block):
+    """The tutorial's vector add: blocks of 1024 (whole strips) and 1000 (a tail of 8; a block
+    starts at a 64-byte boundary one time in two), the last block partial (masked)."""
+    kernel = ninetoothed.make(_add_arrangement, _add, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y = torch.randn(BIG + 37), torch.randn(BIG + 37)
+    z = torch.full_like(x, float("nan"))
+    kernel(x, y, z, BLOCK=block)
+    assert torch.equal(z, x + y)
+    assert STREAMED in kernel.source

@@ -66,8 +66,9 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
       innermost_loop(shape, body, d, index, plain, test, wide, prefetch);
       return;
     }
-    // Under the hint's test too: the vector stores assume its unit stride.
-    line_("#if " + *test);
+    // Under the hint's test too: the vector stores assume its unit stride. A distributed nest
+    // streams where a program is one work-item (a CPU's), whose loop the strips replace.
+    line_("#if " + *test + (distribute_ ? " && NT_WORK_ITEMS == 1" : ""));
     open("if (" + streams + ")");
     strip_mined_loop(shape, body, d, index, plain, prefetch, *test, /*stream=*/true);
     close("} else");
