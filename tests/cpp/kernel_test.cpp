@@ -182,11 +182,16 @@ TEST(KernelSource, UnitStrideInnerLoopsAreHintedToFullWidthVectors) {
   ASSERT_NE(test, std::string::npos) << s;
   std::string condition = s.substr(test, hint - test);
   size_t units = 0;
-  for (size_t at = condition.find("NT_UNIT_"); at != std::string::npos; at = condition.find("NT_UNIT_", at + 1)) {
+  for (size_t at = condition.find("NT_UNIT_"); at != std::string::npos;
+       at = condition.find("NT_UNIT_", at + 1)) {
     ++units;
   }
   EXPECT_EQ(units, 3u) << condition;
-  EXPECT_EQ(s.find("vectorize_width", s.find('\n', hint)), std::string::npos) << s;  // not the masked loop
+  // The unmasked path's two loops are hinted (the streamed strips of a program on one work-item,
+  // the plain loop otherwise); the masked path's (the last loop) is not.
+  EXPECT_NE(s.find("__builtin_nontemporal_store("), std::string::npos) << s;
+  EXPECT_NE(s.find("#pragma clang loop vectorize_width(16)", s.find('\n', hint)), std::string::npos) << s;
+  EXPECT_EQ(s.find("vectorize_width", s.rfind("for (long e")), std::string::npos) << s;
   std::string d = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float64))).source;
   EXPECT_NE(d.find("#pragma clang loop vectorize_width(8)"), std::string::npos) << d;
   // float16 loads and stores keep the vectoriser's own width.

@@ -192,7 +192,7 @@ class Emitter : public EmitContext {
                       const std::vector<Expr>& index, bool plain, const std::optional<std::string>& test,
                       bool wide, const std::vector<Value>& prefetch);
   // The run-time test under which a store's hinted innermost loop streams (emit_store(): a
-  // float32 or int32 target of 16 MiB or more whose row starts at a 64-byte boundary), or "".
+  // float32, int32 or uint32 target of 16 MiB or more whose row starts at a 64-byte boundary), or "".
   std::string stream_test(const std::vector<Expr>& index);
 
   // --- index tables (Mode::WorkItem; emitter_index_tables.cpp) -------------------

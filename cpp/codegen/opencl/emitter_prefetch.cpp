@@ -14,11 +14,13 @@
 // and, once per kernel after the prologue, the next program's symbols (nt_next_pid_flat,
 // nt_next_pid_<d>, nt_next_exists), so the strips divide nothing.
 //
-// Streamed stores: a store's (float32 or int32) unmasked, hinted innermost loop, where its target
+// Streamed stores: a store's (float32, int32 or uint32) unmasked, hinted innermost loop, where its target
 // spans 16 MiB or more and the row starts at a 64-byte boundary (stream_test(), a run-time
 // test), runs as strips whose elements go to a private buffer of 16 and from there to memory
 // with one non-temporal vector store (the row's last strip, if shorter, element by element):
 // written around the caches, a line costs no read for ownership. Elsewhere the loop as before.
+// No fence follows them: the launch's completion synchronises through locked instructions,
+// which drain x86's write-combining buffers, and a kernel's own later reads see its stores.
 #include <string>
 #include <vector>
 

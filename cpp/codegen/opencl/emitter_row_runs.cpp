@@ -23,7 +23,7 @@
 //         for (long m = m0; m < m0 + 16; ++m) <element (m, k) at nt_base + (m - m0)>;
 //       }
 //     } else {
-//       for (long k = 0; k < K; ++k) for (long m = m0; m < min(m0 + 16, M); ++m) <element (m, k)>;
+//       for (long m = m0; m < min(m0 + 16, M); ++m) for (long k = 0; k < K; ++k) <element (m, k)>;
 //     }
 //   }
 //
@@ -121,9 +121,10 @@ void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, cons
     close();
     close("} else {");
     ++indent_;
-    open("for (" + ks + ")");
+    // Element by element in the nest's own order (rows outer), as before the runs.
     open("for (long " + m->name + " = " + m0 + "; " + m->name + " < min(" + m0 + " + 16L, (long)(" + M +
          ")); ++" + m->name + ")");
+    open("for (" + ks + ")");
     each();
     close();
     close();
