@@ -376,12 +376,13 @@ class Emitter : public EmitContext {
   // An offset as R(m) + C(k), R not affine in m; nullopt otherwise (emitter_row_runs.cpp).
   std::optional<std::pair<Expr, Expr>> row_run_parts(const Expr& offset, const Expr& m, const Expr& k);
   // Inside index tables for `shape`: chunks of 16 rows (index m) and, per chunk, the check
-  // that R (`rows`) is consecutive over it; then a loop over k around `run(m0, rbase)` (a
-  // chunk of consecutive rows from row m0, R(m0) = rbase), else around `each()` for each row.
-  void row_run_chunks(const std::vector<Expr>& shape, const Expr& m, const Expr& k, const Expr& rows,
-                      const std::function<void(const std::string& m0, const std::string& rbase)>& run,
+  // that R (`parts.first`, of `parts` = R + C as row_run_parts() splits an offset) is
+  // consecutive over it; then, per k, either one vectorised loop over the chunk around
+  // `run(at)`, `at` the element's offset, or `each()` for each row and k.
+  void row_run_chunks(const std::vector<Expr>& shape, const Expr& m, const Expr& k,
+                      const std::pair<Expr, Expr>& parts,
+                      const std::function<void(const std::string& at)>& run,
                       const std::function<void()>& each);
-  void open_run_loop(const Expr& m, const std::string& m0);
   // The array already holding `v` whole as `dtype`, or "" (a distributed one is misaligned).
   std::string held_array(const Value& v, DType dtype);
   // The operands packed into private arrays of the result's compute type (each converted
@@ -480,9 +481,8 @@ class Emitter : public EmitContext {
     const lower::TensorAccess* access = nullptr;
   };
   std::optional<StreamedStore> stream_store_;
-  std::string stream_buffer_;  // strip_mined_loop() -> the store's body: write here, at stream_lane_
-  std::string stream_lane_;
-  SymbolMap next_program_;                       // program symbol -> its nt_next_ name, once declared
+  std::string stream_buffer_;  // strip_mined_loop() -> the store's body: write here, at lane_of_last_
+  SymbolMap next_program_;     // program symbol -> its nt_next_ name, once declared
   std::vector<std::string> next_program_lines_;  // their declarations, after the prologue
   std::streampos after_prologue_ = 0;
   std::set<std::string> declared_;

@@ -86,9 +86,11 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
   const std::string extent = c(simplify(shape[d], env_));
   Expr strip = index_variable("eo", shape[d]);
   open("for (long " + strip->name + " = 0; " + strip->name + " < " + extent + "; " + strip->name + " += 16)");
-  std::vector<Expr> first = index;
-  first.back() = strip;
-  if (!loads.empty()) emit_prefetches(loads, first, test);
+  if (!loads.empty()) {
+    std::vector<Expr> first = index;
+    first.back() = strip;
+    emit_prefetches(loads, first, test);
+  }
   std::string type;
   if (stream) {
     type = compute_type(k_.params[stream_store_->param].dtype);
@@ -99,7 +101,6 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
   open("for (long " + v + " = " + strip->name + "; " + v + " < min(" + strip->name + " + 16L, (long)(" +
        extent + ")); ++" + v + ")");
   lane_of_last_ = "(" + v + " - " + strip->name + ")";  // the strip starts at a multiple of 16
-  stream_lane_ = lane_of_last_;
   loops(shape, body, d + 1, index, plain);
   close();
   if (stream) {

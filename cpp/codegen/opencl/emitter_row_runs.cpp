@@ -97,8 +97,9 @@ std::optional<std::pair<Expr, Expr>> Emitter::row_run_parts(const Expr& offset, 
   return std::make_pair(simplify(parts->first, env_), simplify(parts->second, env_));
 }
 
-void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, const Expr& k, const Expr& rows,
-                             const std::function<void(const std::string& m0, const std::string& rbase)>& run,
+void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, const Expr& k,
+                             const std::pair<Expr, Expr>& parts,
+                             const std::function<void(const std::string& at)>& run,
                              const std::function<void()>& each) {
   with_index_tables(shape, [&] {
     tables_->index = {m->name, k->name};
@@ -111,13 +112,18 @@ void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, cons
     line_("long " + rbase + " = 0;");
     line_("int " + ok + " = " + m0 + " + 16 <= " + M + ";");
     open("if (" + ok + ") for (" + chunk_loop(m, m0) + ")");
-    line_("const long " + row + " = " + c(rows) + ";");
+    line_("const long " + row + " = " + c(parts.first) + ";");
     line_("if (" + m->name + " == " + m0 + ") " + rbase + " = " + row + ";");
     line_(ok + " &= " + row + " == " + rbase + " + (" + m->name + " - " + m0 + ");");
     close();
     open("if (" + ok + ")");
     open("for (" + ks + ")");
-    run(m0, rbase);
+    const std::string base = fresh("nt_base");
+    line_("const long " + base + " = " + rbase + " + " + c(parts.second) + ";");
+    emit_vector_hint("defined(__clang__)", /*wide=*/false);
+    open("for (" + chunk_loop(m, m0) + ")");
+    run(base + " + (" + m->name + " - " + m0 + ")");
+    close();
     close();
     close("} else {");
     ++indent_;
@@ -131,14 +137,6 @@ void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, cons
     close();
     close();
   });
-}
-
-// The innermost loop of a run: its 16 consecutive elements, one vector.
-void Emitter::open_run_loop(const Expr& m, const std::string& m0) {
-  line_("#if defined(__clang__)");
-  line_("#pragma clang loop vectorize_width(16)");
-  line_("#endif");
-  open("for (" + chunk_loop(m, m0) + ")");
 }
 
 std::string Emitter::pack_row_runs(const Value& v, DType dtype) {
@@ -163,15 +161,11 @@ std::string Emitter::pack_row_runs(const Value& v, DType dtype) {
   };
   auto runs = [&] {
     row_run_chunks(
-        shape, m, k, parts->first,
-        [&](const std::string& m0, const std::string& rbase) {
-          const std::string base = fresh("nt_base");
-          line_("const long " + base + " = " + rbase + " + " + c(parts->second) + ";");
-          open_run_loop(m, m0);
-          std::string value = load_element(p, ptr, base + " + (" + m->name + " - " + m0 + ")");
+        shape, m, k, *parts,
+        [&](const std::string& at) {
+          std::string value = load_element(p, ptr, at);
           std::string mask = mask_of(a, {m, k});
           store({m, k}, mask.empty() ? value : "((" + mask + ") ? " + value + " : " + other_of(p) + ")");
-          close();
         },
         [&] {
           store({m, k}, elem(v, {m, k}));
@@ -199,14 +193,7 @@ std::function<void()> Emitter::store_row_runs(const Param& p, const lower::Tenso
       line_(mask.empty() ? s : "if (" + mask + ") " + s);
     };
     row_run_chunks(
-        shape, m, n, parts->first,
-        [&](const std::string& m0, const std::string& rbase) {
-          const std::string base = fresh("nt_base");
-          line_("const long " + base + " = " + rbase + " + " + c(parts->second) + ";");
-          open_run_loop(m, m0);
-          store(base + " + (" + m->name + " - " + m0 + ")");
-          close();
-        },
+        shape, m, n, *parts, [&](const std::string& at) { store(at); },
         [&] {
           store(c(simplify(a.offset_at({m, n}), env_)));
         });

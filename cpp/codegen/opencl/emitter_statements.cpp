@@ -168,7 +168,7 @@ void Emitter::emit_store(const Stmt& s) {
         [&](const std::vector<Expr>& i) {
           std::string value = elem(stored, i);
           if (!stream_buffer_.empty()) {  // a streamed strip (strip_mined_loop())
-            line_(stream_buffer_ + "[" + stream_lane_ + "] = " + value + ";");
+            line_(stream_buffer_ + "[" + lane_of_last_ + "] = " + value + ";");
             return;
           }
           std::string offset = c(simplify(a.offset_at(i), env_));
