@@ -23,6 +23,7 @@ py::dict info_dict(const DeviceInfo& d) {
   out["compute_units"] = d.compute_units;
   out["max_work_group_size"] = d.max_work_group_size;
   out["max_allocation"] = d.max_allocation;
+  out["preferred_float_vector"] = d.preferred_float_vector;
   out["correctly_rounded_divide_sqrt"] = d.correctly_rounded_divide_sqrt;
   return out;
 }

@@ -119,6 +119,7 @@ size_t program_work_items(const DeviceInfo& device, size_t num_warps) {
 namespace {
 
 std::atomic<bool> g_mma_layout_forced{false};
+std::atomic<int> g_vector_bytes_forced{0};
 
 }  // namespace
 
@@ -140,6 +141,13 @@ bool tensor_cores(const Device& device) {
 }
 
 void set_mma_layout_for_testing(bool enabled) { g_mma_layout_forced = enabled; }
+
+void set_vector_bytes_for_testing(int bytes) { g_vector_bytes_forced = bytes; }
+
+int vector_bytes(const Device& device) {
+  if (int forced = g_vector_bytes_forced; forced > 0) return forced;
+  return 4 * static_cast<int>(device.info().preferred_float_vector);
+}
 
 size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
   uint64_t h = 1469598103934665603ull;
@@ -354,6 +362,8 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   prepared->device = current_device();
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
+  // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
+  prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
   if (plan_.source.work_group_capable) {
     size_t num_warps = plan_.num_warps;
     if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)

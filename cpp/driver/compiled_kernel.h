@@ -106,6 +106,12 @@ bool tensor_cores(const Device& device);
 // For tests: build with -DNT_MMA_LAYOUT (the mma tile layout, lower/program_layout.h) on every
 // device where programs have whole warps, so that devices without tensor cores check it.
 void set_mma_layout_for_testing(bool enabled);
+// The register width, in bytes, that a source's micro-kernels are built for on `device`
+// (-DNT_VECTOR_BYTES: codegen/opencl/dot_kernel.h): 4 x its preferred float vector width.
+int vector_bytes(const Device& device);
+// For tests: build for `bytes` instead on every device (0: each device's own), so that one
+// machine checks every micro-kernel. Launches prepared before keep theirs.
+void set_vector_bytes_for_testing(int bytes);
 
 class CompiledKernel {
  public:

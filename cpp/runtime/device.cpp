@@ -134,6 +134,7 @@ std::vector<Found> discover() {
                           CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
       info.local_memory = device_value<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
       info.compute_units = device_value<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
+      info.preferred_float_vector = device_value<cl_uint>(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
       info.is_pocl = is_pocl(info);
       // Deprecated since OpenCL 2.0: a driver that does not answer has no unified memory.
       cl_bool unified = CL_FALSE;

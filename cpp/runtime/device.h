@@ -50,6 +50,8 @@ struct DeviceInfo {
   bool correctly_rounded_divide_sqrt = false;
   cl_ulong local_memory = 0;
   cl_uint compute_units = 1;
+  // CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: 16 on AVX-512 CPUs, 8 on AVX2, 1 on GPUs.
+  cl_uint preferred_float_vector = 1;
   bool is_pocl = false;  // a CPU device of PoCL (Portable Computing Language)
   // Does the device use the host's memory (an integrated GPU)? CL_DEVICE_HOST_UNIFIED_MEMORY.
   bool host_unified_memory = false;

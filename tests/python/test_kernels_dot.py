@@ -1,12 +1,15 @@
 """The register-blocked dot (codegen/opencl/dot_kernel.h) against float64 references.
 
-The micro-kernel cuts a block's product into tiles of 8 rows by two vectors
-(16 floats, or 8 doubles, each), then one vector, then single columns; rows left
-over run one at a time. The block sizes below are chosen so that each of those
-variants runs: (BM, BN) = (11, 49) has full 8-row tiles and a 3-row rest, each
+The micro-kernel cuts a block's product into tiles of R rows by two vectors
+(V floats, or V / 2 doubles, each), then one vector, then single columns; rows left
+over take a 4-row tile where 4 are left, then run one at a time. R and V follow the
+device's vector registers: 8 and 16 for 64-byte ones (AVX-512), 6 and 8 for 32-byte
+ones (AVX2). With 64-byte ones, the block sizes below run each of those
+variants: (BM, BN) = (11, 49) has full 8-row tiles and a 3-row rest, each
 with two-vector, one-vector and scalar columns (49 = 32 + 16 + 1); (8, 32) only
 the full tile; (1, 1) only the scalar one-row tile; (16, 24) a one-vector tile
-and scalar columns. The matrix sizes are odd, so blocks are partial too. Every
+and scalar columns. test_dot_micro_kernels_of_both_widths builds both widths on any
+machine. The matrix sizes are odd, so blocks are partial too. Every
 output is poisoned first and every element compared.
 """
 
@@ -207,9 +210,52 @@ def test_dot_of_trans_packs_by_transposes():
 
 
 def test_dot_source_keeps_accumulators_in_vectors():
-    """The generated C holds the micro-tile in float16 vector variables and uses fma."""
+    """The generated C holds the micro-tile in vector variables (float16 for 64-byte registers,
+    float8 for 32-byte ones) and uses fma."""
     source = kernel("accumulate", arrangement, accumulate,
                     (ninetoothed.float32, ninetoothed.float32, ninetoothed.float32)).source
-    assert "float16 nt_c" in source
+    assert "#if NT_VECTOR_BYTES >= 64" in source
+    assert "float16 nt_c" in source and "float8 nt_c" in source
     assert "fma(" in source
-    assert "vstore16(" in source
+    assert "vstore16(" in source and "vstore8(" in source
+
+
+@pytest.fixture(params=(32, 64), ids=("32-byte", "64-byte"))
+def vector_bytes(request):
+    """Sources built for this register width, whatever the device's."""
+    ninetoothed._core.set_vector_bytes_for_testing(request.param)
+    try:
+        yield request.param
+    finally:
+        ninetoothed._core.set_vector_bytes_for_testing(0)
+
+
+# (13, 57): 64-byte: 8 + 4 + 1 rows, 32 + 16 + 9 columns; 32-byte: 6 + 6 + 1 rows, 48 + 8 + 1.
+# (11, 57): 64-byte: 8 + 3 x 1 rows; 32-byte: 6 + 4 + 1 rows.
+@pytest.mark.parametrize("bm, bn, bk", ((13, 57, 16), (11, 57, 8)))
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16, torch.float64, torch.int32),
+                         ids=("f32", "f16", "f64", "i32"))
+def test_dot_micro_kernels_of_both_widths(vector_bytes, dtype, bm, bn, bk):
+    """Each register width's micro-tiles (and their 4-row and single-row rests, one-vector and
+    scalar columns) over partial blocks of odd sizes, in each compute type (doubles have half
+    the lanes)."""
+    dt = {torch.float32: ninetoothed.float32, torch.float16: ninetoothed.float16,
+          torch.float64: ninetoothed.float64, torch.int32: ninetoothed.int32}[dtype]
+    application, out_dtype = {torch.float64: (accumulate_float64, torch.float64),
+                              torch.int32: (accumulate_int, torch.int32)}.get(dtype, (accumulate, torch.float32))
+    out_dt = {torch.float32: ninetoothed.float32, torch.float64: ninetoothed.float64,
+              torch.int32: ninetoothed.int32}[out_dtype]
+    # A kernel of its own per width: a kernel keeps the builds it prepared.
+    f = make(f"dot_{vector_bytes}", arrangement, application, (dt, dt, out_dt))
+    m, k, n = 41, 37, 127
+    if dtype == torch.int32:
+        a = torch.randint(-100, 100, (m, k), dtype=torch.int32)
+        b = torch.randint(-100, 100, (k, n), dtype=torch.int32)
+    else:
+        a, b = torch.randn(m, k).to(dtype), torch.randn(k, n).to(dtype)
+    output = poisoned((m, n), out_dtype)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    if dtype == torch.int32:
+        assert torch.equal(output.long(), a.long() @ b.long())
+    else:
+        check_close(output, reference(a, b), k, 2.0**-53 if dtype == torch.float64 else 2.0**-24)

@@ -33,7 +33,7 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   }
   std::string k = ctx.fresh_name("nt_k");
   // Unrolled by 4: the steps are independent but for the accumulators, which
-  // 2 * kDotRows chains keep busy.
+  // 2 * rows chains keep busy.
   ctx.emit_line("#pragma unroll 4");
   ctx.emit_open("for (long " + k + " = 0; " + k + " < " + d.K + "; ++" + k + ")");
   std::string bv = ctx.fresh_name("nt_b");
@@ -80,28 +80,48 @@ void emit_rows(EmitContext& ctx, const DotArrays& d, const std::string& i, int r
   ctx.emit_close();
 }
 
-}  // namespace
-
-int dot_lanes(const std::string& type) {
-  if (type == "double" || type == "long" || type == "ulong") return 8;
-  return 16;
-}
-
-void emit_dot_kernel(EmitContext& ctx, const DotArrays& d) {
-  const int lanes = dot_lanes(d.type);
+// The micro-kernel for vectors of `vector_bytes` bytes.
+void emit_dot_variant(EmitContext& ctx, const DotArrays& d, int vector_bytes) {
+  const int lanes = dot_lanes(d.type, vector_bytes);
+  const int rows = dot_rows(vector_bytes);
   std::string i = ctx.fresh_name("nt_di");
-  std::string mr = std::to_string(kDotRows);
+  std::string mr = std::to_string(rows);
   ctx.emit_open("");
   ctx.emit_line("// " + d.result + (d.accumulate ? " += " : " = ") + d.a + " @ " + d.b + ": micro-tiles of " +
                 mr + " rows by 2 x " + std::to_string(lanes) + " columns");
   ctx.emit_line("long " + i + " = 0;");
   ctx.emit_open("for (; " + i + " + " + mr + " <= " + d.M + "; " + i + " += " + mr + ")");
-  emit_rows(ctx, d, i, kDotRows, lanes);
+  emit_rows(ctx, d, i, rows, lanes);
   ctx.emit_close();
+  if (rows > 4) {  // a 4-row tile before single rows: 64 % 6 == 4
+    ctx.emit_open("if (" + i + " + 4 <= " + d.M + ")");
+    emit_rows(ctx, d, i, 4, lanes);
+    ctx.emit_line(i + " += 4;");
+    ctx.emit_close();
+  }
   ctx.emit_open("for (; " + i + " < " + d.M + "; ++" + i + ")");
   emit_rows(ctx, d, i, 1, lanes);
   ctx.emit_close();
   ctx.emit_close();
+}
+
+}  // namespace
+
+int dot_lanes(const std::string& type, int vector_bytes) {
+  const bool wide = type == "double" || type == "long" || type == "ulong";
+  return vector_bytes / (wide ? 8 : 4);
+}
+
+int dot_rows(int vector_bytes) { return vector_bytes >= 64 ? 8 : 6; }
+
+void emit_dot_kernel(EmitContext& ctx, const DotArrays& d) {
+  // One variant per register file; the build option NT_VECTOR_BYTES (the
+  // device's preferred float vector, in bytes) picks one.
+  ctx.emit_line("#if NT_VECTOR_BYTES >= 64");
+  emit_dot_variant(ctx, d, 64);
+  ctx.emit_line("#else");
+  emit_dot_variant(ctx, d, 32);
+  ctx.emit_line("#endif");
 }
 
 }  // namespace nt::codegen

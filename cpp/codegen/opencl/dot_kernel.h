@@ -6,16 +6,15 @@
 // product is added to `result` (`acc += dot(a, b)`) or replaces it.
 // Out: C statements computing it, written through the emitter's context.
 //
-// The result is cut into micro-tiles of kDotRows rows by two vectors of
-// kDotLanes(type) columns (OpenCL vector types, e.g. float16). A micro-tile's
+// The result is cut into micro-tiles of dot_rows() rows by two vectors of
+// dot_lanes() columns (OpenCL vector types, e.g. float16 or float8). A micro-tile's
 // accumulators live in vector variables (registers) for the whole k loop:
 // each step loads the two vectors of b's row k (unit stride), broadcasts
-// a[i][k] for each row and does 2 * kDotRows fused multiply-adds; the result's
+// a[i][k] for each row and does 2 * rows fused multiply-adds; the result's
 // memory is read and written once per micro-tile, not once per k. Rows left
-// over (M % kDotRows) run one at a time, columns left over take one vector,
-// then scalars. Floating-point types use fma (one rounding per step);
-// integer types multiply and add. The operands are the caller's packed
-// copies (the blocks converted once to the compute type: float16 is
+// over (M % rows) take a 4-row tile where 4 are left, then run one at a time, columns left over take one
+// vector, then scalars. Floating-point types use fma (one rounding per step); integer types multiply and add.
+// The operands are the caller's packed copies (the blocks converted once to the compute type: float16 is
 // converted to float once per block, not per multiply).
 #pragma once
 
@@ -33,13 +32,16 @@ struct DotArrays {
   bool a_k_major = false;    // `a` is stored a[K][M] (column-major) instead
 };
 
-// Rows of a micro-tile: 8 rows by 2 x 16 floats keep 16 accumulators + 2 b vectors +
-// 1 broadcast in AVX-512's 32 vector registers (4 rows measured slower, 6 to 12 alike).
-constexpr int kDotRows = 8;
-// Lanes of the vectors for `type`: 64 bytes (one AVX-512 register, and the preferred
-// vector width PoCL reports there: 16 floats, 8 doubles).
-int dot_lanes(const std::string& type);
+// The micro-tile for vectors of `vector_bytes` bytes (the register width): 64 (AVX-512:
+// 8 rows by 2 x 16 floats keep 16 accumulators + 2 b vectors + 1 broadcast in its 32
+// vector registers; 4 rows measured slower, 6 to 12 alike) or 32 (AVX2, NEON pairs: 6 rows
+// by 2 x 8 floats, 12 accumulators + 3 in 16 registers, the shape of BLIS's Haswell kernel).
+// Lanes: vector_bytes / sizeof(type) (8-byte types half as many).
+int dot_lanes(const std::string& type, int vector_bytes);
+int dot_rows(int vector_bytes);
 
+// Both variants, under `#if NT_VECTOR_BYTES >= 64` (a build option from the device's preferred
+// float vector width; 64 where it is not given).
 void emit_dot_kernel(EmitContext& ctx, const DotArrays& d);
 
 }  // namespace nt::codegen
