@@ -195,7 +195,23 @@ def test_dot_of_transposed_views(dtype, transposed, bm, bn, bk, m, k, n):
     f(a, b, output, BM=bm, BN=bn, BK=bk)
     # float16 products are exact in float32: the sums' rounding is the only error.
     check_close(output, reference(a, b), k, 2.0**-24)
-    assert "nt_transpose16(" in f.source
+    assert "nt_transpose16(" in f.source and "nt_transpose8(" in f.source
+
+
+# 64-byte registers: 16 x 16 tiles with edges of 8 (48 x 40 x 24) and of 5 (20 x 37 x 21);
+# 32-byte ones: 8 x 8 tiles, whole (48 x 40 x 24) and with edges of 5.
+@pytest.mark.parametrize("bm, bn, bk", ((48, 40, 24), (20, 37, 21)))
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16), ids=("f32", "f16"))
+def test_transposed_packing_of_both_widths(vector_bytes, dtype, bm, bn, bk):
+    """`x @ w.t()` with the register transposes of each width: 16 x 16 tiles (64-byte
+    registers) and 8 x 8 (32-byte ones), whole and with edges, over partial blocks."""
+    dt = {torch.float32: ninetoothed.float32, torch.float16: ninetoothed.float16}[dtype]
+    f = make(f"transposed_{vector_bytes}", arrangement, accumulate, (dt, dt, ninetoothed.float32))
+    m, k, n = 67, 101, 83
+    a, b = torch.randn(m, k).to(dtype), torch.randn(n, k).t().to(dtype)
+    output = poisoned((m, n), torch.float32)
+    f(a, b, output, BM=bm, BN=bn, BK=bk)
+    check_close(output, reference(a, b), k, 2.0**-24)
 
 
 def test_dot_of_trans_packs_by_transposes():
@@ -206,7 +222,7 @@ def test_dot_of_trans_packs_by_transposes():
     output = poisoned((40, 36), torch.float32)
     f(a, b, output, BM=16, BN=32, BK=16)
     check_close(output, reference(a, b.t()), 48, 2.0**-24)
-    assert "nt_transpose16(" in f.source
+    assert "nt_transpose16(" in f.source and "nt_transpose8(" in f.source
 
 
 def test_dot_source_keeps_accumulators_in_vectors():

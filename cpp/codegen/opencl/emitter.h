@@ -49,8 +49,8 @@ using namespace nt::ir;
 // Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
 bool is_compile_time(const Expr& e);
 
-// nt_transpose16(): 16 float16 rows transposed in registers (emitter_transposed_pack.cpp).
-std::string transpose16_helper();
+// nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
+std::string transpose_helper(int w);
 
 // How the emitted source runs a program (lower/program_layout.h).
 enum class Mode {
@@ -360,7 +360,7 @@ class Emitter : public EmitContext {
   // a block. `copy` writes one element of the packed array (the edges and the other paths).
   bool pack_transposed(const Value& v, DType dtype, const std::string& name,
                        const std::function<void(const std::vector<Expr>&)>& copy);
-  bool uses_transpose16_ = false;  // the kernel needs nt_transpose16()
+  bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension
   // (offset R(m) + C(k), R dividing m: an implicit GEMM's output positions), packed
   // column-major (a[k][m]) into a new private array, named by the result, in chunks of 16

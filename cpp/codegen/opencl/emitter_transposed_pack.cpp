@@ -6,7 +6,8 @@
 // of `x @ w.T`, a linear layer's weight. Out: under `#if NT_UNIT_<s_k>`, a packing whose
 // unmasked path loads 16 consecutive k of each of 16 columns with vload16 (vload_half16),
 // transposes the 16 x 16 tile in registers (nt_transpose16) and stores 16 rows of the packed
-// array with vstore16, instead of one strided gather per element; the element-wise packing in
+// array with vstore16, instead of one strided gather per element (8 x 8 tiles, nt_transpose8,
+// where the device's vector registers are 32 bytes: NT_VECTOR_BYTES); the element-wise packing in
 // the `#else` and for the masked path. A k that unravels a flattened dimension (offsets with
 // `//` and `%` of k, an implicit GEMM's filter) takes the register transposes where a run-time
 // check finds the block's rows unit-stride (the flattened dimensions contiguous), the
@@ -19,24 +20,25 @@
 
 namespace nt::codegen {
 
-std::string transpose16_helper() {
-  std::string s =
-      "// r[i][j] <- r[j][i] for 16 float16 rows: at each scale s (1, 2, 4, 8) the s x s blocks\n"
-      "// off the diagonal of each 2s x 2s block trade places, two shuffles per pair of rows.\n"
-      "inline __attribute__((always_inline)) void nt_transpose16(__private float16* r) {\n"
-      "  float16 x, y;\n";
-  for (int scale = 1; scale < 16; scale *= 2) {
-    std::string keep, take;  // masks of shuffle2(r[i], r[i + scale]): 16 + j selects the second's j
-    for (int j = 0; j < 16; ++j) {
+std::string transpose_helper(int w) {
+  const std::string n = std::to_string(w);
+  std::string s = "// r[i][j] <- r[j][i] for " + n + " float" + n +
+                  " rows: at each scale s (1, 2, 4, ...) the s x s blocks\n"
+                  "// off the diagonal of each 2s x 2s block trade places, two shuffles per pair of rows.\n"
+                  "inline __attribute__((always_inline)) void nt_transpose" +
+                  n + "(__private float" + n + "* r) {\n  float" + n + " x, y;\n";
+  for (int scale = 1; scale < w; scale *= 2) {
+    std::string keep, take;  // masks of shuffle2(r[i], r[i + scale]): w + j selects the second's j
+    for (int j = 0; j < w; ++j) {
       bool high = (j & scale) != 0;
-      keep += (j ? ", " : "") + std::to_string(high ? 16 + j - scale : j);
-      take += (j ? ", " : "") + std::to_string(high ? 16 + j : j + scale);
+      keep += (j ? ", " : "") + std::to_string(high ? w + j - scale : j);
+      take += (j ? ", " : "") + std::to_string(high ? w + j : j + scale);
     }
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < w; ++i) {
       if (i & scale) continue;
       std::string a = "r[" + std::to_string(i) + "]", b = "r[" + std::to_string(i + scale) + "]";
-      s += "  x = shuffle2(" + a + ", " + b + ", (uint16)(" + keep + "));\n";
-      s += "  y = shuffle2(" + a + ", " + b + ", (uint16)(" + take + "));\n";
+      s += "  x = shuffle2(" + a + ", " + b + ", (uint" + n + ")(" + keep + "));\n";
+      s += "  y = shuffle2(" + a + ", " + b + ", (uint" + n + ")(" + take + "));\n";
       s += "  " + a + " = x;\n  " + b + " = y;\n";
     }
   }
@@ -53,7 +55,7 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
   const Param& p = k_.params[load->param];
   if ((p.dtype != DType::float32 && p.dtype != DType::float16) || compute_type(dtype) != "float")
     return false;
-  const std::string vload = p.dtype == DType::float16 ? "vload_half16" : "vload16";
+  const std::string vload = p.dtype == DType::float16 ? "vload_half" : "vload";
   const std::vector<Expr>& shape = v->type.shape;
   if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return false;
   const lower::TensorAccess& a = access_of(load);
@@ -87,7 +89,7 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
   // Where the columns are unit-stride too, the element-wise packing is a vectorised copy already.
   if (column_unit) test += " && !" + *column_unit;
   loaded_params_.insert(load->param);
-  uses_transpose16_ = true;
+  uses_transposes_ = true;
   std::string ptr = "nt_p" + std::to_string(load->param);
   std::string K = c(simplify(shape[0], env_)), N = c(simplify(shape[1], env_));
   // With `flattened`, element (row, column) lies at `base + row + column * s_n` once the check
@@ -97,7 +99,38 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     if (!flattened) return c(offset_of(row, column));
     return base + " + " + c(simplify(add(row, mul(column, sn)), env_));
   };
+  // The whole w x w tiles by register transposes, then the edges element by element.
+  auto tiles = [&](int w) {
+    const std::string ws = std::to_string(w);
+    Expr k0 = index_variable("nt_k0", shape[0]), n0 = index_variable("nt_n0", shape[1]);
+    const std::string &k0c = k0->name, &n0c = n0->name, r = fresh("nt_r");
+    open("for (long " + n0c + " = 0; " + n0c + " + " + ws + " <= " + N + "; " + n0c + " += " + ws + ")");
+    open("for (long " + k0c + " = 0; " + k0c + " + " + ws + " <= " + K + "; " + k0c + " += " + ws + ")");
+    line_("float" + ws + " " + r + "[" + ws + "];");
+    for (int i = 0; i < w; ++i) {
+      line_(r + "[" + std::to_string(i) + "] = " + vload + ws + "(0, " + ptr + " + " +
+            at(k0, add(n0, Expr(i))) + ");");
+    }
+    line_("nt_transpose" + ws + "(" + r + ");");
+    for (int i = 0; i < w; ++i) {
+      line_("vstore" + ws + "(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0c + " + " +
+            std::to_string(i) + ") * " + N + " + " + n0c + ");");
+    }
+    close();
+    close();
+    // The edges: past the last whole w columns of every row, and all columns of the rows
+    // past the last whole w.
+    Expr ek = index_variable("nt_ek", shape[0]), en = index_variable("nt_en", shape[1]);
+    const std::string &ekc = ek->name, &enc = en->name;
+    open("for (long " + ekc + " = 0; " + ekc + " < " + K + "; ++" + ekc + ")");
+    open("for (long " + enc + " = " + ekc + " < " + K + " / " + ws + " * " + ws + " ? " + N + " / " + ws +
+         " * " + ws + " : 0; " + enc + " < " + N + "; ++" + enc + ")");
+    copy({ek, en});
+    close();
+    close();
+  };
   auto transposes = [&] {
+    private_bytes_ = add(private_bytes_, Expr(16 * 16 * 4));  // the larger tile's registers
     if (flattened) {
       Expr ck = index_variable("nt_ck", shape[0]);
       const std::string unit = fresh("nt_kunit");
@@ -110,33 +143,13 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
       close("} else {");
       ++indent_;
     }
-    Expr k0 = index_variable("nt_k0", shape[0]), n0 = index_variable("nt_n0", shape[1]);
-    const std::string &k0c = k0->name, &n0c = n0->name, r = fresh("nt_r");
-    open("for (long " + n0c + " = 0; " + n0c + " + 16 <= " + N + "; " + n0c + " += 16)");
-    open("for (long " + k0c + " = 0; " + k0c + " + 16 <= " + K + "; " + k0c + " += 16)");
-    line_("float16 " + r + "[16];");
-    private_bytes_ = add(private_bytes_, Expr(16 * 16 * 4));
-    for (int i = 0; i < 16; ++i) {
-      line_(r + "[" + std::to_string(i) + "] = " + vload + "(0, " + ptr + " + " + at(k0, add(n0, Expr(i))) +
-            ");");
-    }
-    line_("nt_transpose16(" + r + ");");
-    for (int i = 0; i < 16; ++i) {
-      line_("vstore16(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0c + " + " +
-            std::to_string(i) + ") * " + N + " + " + n0c + ");");
-    }
-    close();
-    close();
-    // The edges: past the last whole 16 columns of every row, and all columns of the rows
-    // past the last whole 16.
-    Expr ek = index_variable("nt_ek", shape[0]), en = index_variable("nt_en", shape[1]);
-    const std::string &ekc = ek->name, &enc = en->name;
-    open("for (long " + ekc + " = 0; " + ekc + " < " + K + "; ++" + ekc + ")");
-    open("for (long " + enc + " = " + ekc + " < " + K + " / 16 * 16 ? " + N + " / 16 * 16 : 0; " + enc +
-         " < " + N + "; ++" + enc + ")");
-    copy({ek, en});
-    close();
-    close();
+    // Tiles of w x w for the device's vector registers (dot_kernel.h's NT_VECTOR_BYTES): 16 x 16
+    // floats in 64-byte ones; 8 x 8 in 32-byte ones, whose 16 registers 16 float16 rows overflow.
+    line_("#if NT_VECTOR_BYTES >= 64");
+    tiles(16);
+    line_("#else");
+    tiles(8);
+    line_("#endif");
     if (flattened) close();
   };
   line_("#if " + test);
