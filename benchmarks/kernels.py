@@ -112,7 +112,13 @@ FMA_PEAK_C = r"""
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-typedef float v16 __attribute__((vector_size(64)));
+/* The widest vector registers: 12 chains of them (and 2 operands) fit AVX2's 16 and AVX-512's 32. */
+#if defined(__AVX512F__)
+#define LANES 16
+#else
+#define LANES 8
+#endif
+typedef float vec __attribute__((vector_size(LANES * 4)));
 int main(int argc, char** argv) {
   long iters = atol(argv[1]);
   float seed = (float)argc * 1e-9f;  /* unknown to the compiler: nothing folds */
@@ -122,23 +128,24 @@ int main(int argc, char** argv) {
   {
 #pragma omp single
     threads = omp_get_num_threads();
-    v16 acc[12], m, a;
-    for (int j = 0; j < 16; ++j) { m[j] = 1.0f - seed; a[j] = seed; }
+    vec acc[12], m, a;
+    for (int j = 0; j < LANES; ++j) { m[j] = 1.0f - seed; a[j] = seed; }
     for (int k = 0; k < 12; ++k) acc[k] = a * (float)k;
     for (long i = 0; i < iters; ++i)
       for (int k = 0; k < 12; ++k) acc[k] = acc[k] * m + a;  /* 12 independent FMA chains */
     for (int k = 0; k < 12; ++k)
-      for (int j = 0; j < 16; ++j) total += acc[k][j];
+      for (int j = 0; j < LANES; ++j) total += acc[k][j];
   }
   double seconds = omp_get_wtime() - start;
-  printf("%.6f %d %g\n", seconds, threads, total);
+  printf("%.6f %d %d %g\n", seconds, threads, LANES, total);
   return 0;
 }
 """
 
 
 def fma_peak_gflops():
-    """float32 FLOP/s of 12 independent 16-wide FMA chains per core (registers only); None if no cc."""
+    """float32 FLOP/s of 12 independent FMA chains per core, as wide as the CPU's vector registers
+    (16 floats with AVX-512, else 8), in registers only; None if no cc."""
     with tempfile.TemporaryDirectory() as directory:
         source, binary = os.path.join(directory, "peak.c"), os.path.join(directory, "peak")
         with open(source, "w") as f:
@@ -150,9 +157,9 @@ def fma_peak_gflops():
             return None
         iters, best = 20_000_000, 0.0
         for _ in range(3):
-            seconds, threads, _ = subprocess.run([binary, str(iters)], check=True, capture_output=True,
-                                                 text=True).stdout.split()
-            best = max(best, 2 * 16 * 12 * iters * int(threads) / float(seconds) / 1e9)
+            seconds, threads, lanes, _ = subprocess.run([binary, str(iters)], check=True, capture_output=True,
+                                                        text=True).stdout.split()
+            best = max(best, 2 * int(lanes) * 12 * iters * int(threads) / float(seconds) / 1e9)
         return best
 
 
@@ -284,7 +291,8 @@ def main():
         platform.processor(),
     )
     print(f"CPU: {cpu}, {os.cpu_count()} cores; OpenCL device: {device['name']} "
-          f"({device['platform']}, {device['compute_units']} compute units; small launches on "
+          f"({device['platform']}, {device['compute_units']} compute units, "
+          f"{4 * device['preferred_float_vector']}-byte vectors; small launches on "
           f"{device['small_launches_on']})")
     print(f"Python {platform.python_version()}, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads), numpy {np.__version__}" + (" [--quick]" if quick else ""))
