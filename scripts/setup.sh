@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make ccache pybind11-dev python3-dev python3-numpy python3-torch python3-pytest
-          python3-setuptools python3-pip python3-matplotlib ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+          python3-pytest-xdist python3-setuptools python3-pip python3-matplotlib ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
           libgtest-dev)
 missing=()
 for package in "${PACKAGES[@]}"; do

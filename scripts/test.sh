@@ -9,15 +9,23 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${NINETOOTHED_BUILD_DIR:-build}
 echo "[test] GoogleTest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 | tail -n 5
+# Test files run in parallel, one process per core (pytest-xdist; NINETOOTHED_TEST_JOBS=1 runs them
+# in this process): most of the suite's time is PoCL compiling kernels, one core a process. A file
+# stays on one process, so its kernels are compiled once.
+JOBS=${NINETOOTHED_TEST_JOBS:-$(nproc)}
+PARALLEL=()
+if [ "$JOBS" -gt 1 ] && /usr/bin/python3 -c "import xdist" 2>/dev/null; then
+  PARALLEL=(-n "$JOBS" --dist loadfile)
+fi
 echo "[test] pytest"
 # --capture=sys: what C code writes to the process's stderr (glibc, libstdc++, PoCL, LLVM) goes
 # straight to the log, so a crash's last words are not lost with pytest's captured file.
-PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest tests/python -q --capture=sys "$@"
+PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest tests/python -q --capture=sys "${PARALLEL[@]}" "$@"
 echo "[test] pytest, work-group layout forced"
 # Element-wise kernels, reductions, dots, attention, block operations and norms: every way the
 # work-group body holds and shares values. (All kernel tests pass so; these keep CI's time down,
 # PoCL compiling work-groups with barriers slowly.)
-NINETOOTHED_PROGRAM_LAYOUT=work-group PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest -q --capture=sys \
+NINETOOTHED_PROGRAM_LAYOUT=work-group PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest -q --capture=sys "${PARALLEL[@]}" \
   tests/python/test_program_layout.py tests/python/test_device_memory.py tests/python/test_kernels_tutorial.py \
   tests/python/test_kernels_math.py \
   tests/python/test_kernels_arrangements.py tests/python/test_kernels_random.py \
