@@ -128,7 +128,7 @@ def run(layout):
     if layout is not None:
         env["NINETOOTHED_PROGRAM_LAYOUT"] = layout
     return subprocess.run([sys.executable, str(SCRIPTS / "work_group_launches.py")], env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1200)
 
 
 @pytest.mark.parametrize("layout", ("work-group", "work-item", None))
