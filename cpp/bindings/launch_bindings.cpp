@@ -398,6 +398,9 @@ void bind_launch(py::module_& m) {
         "companion device (negative: never). Internal: for tests and measurements.");
   m.def("set_small_launch_limit", &set_small_launch_limit, py::arg("elements"));
   m.def("num_small_launches", &num_small_launches);
+  m.def("set_default_max_num_configs_for_testing", &set_default_max_num_configs_for_testing, py::arg("n"),
+        "Tuning times at most n candidates for kernels made without max_num_configs (0: the default). "
+        "Internal: for tests.");
   m.def("set_vector_bytes_for_testing", &set_vector_bytes_for_testing, py::arg("bytes"),
         "Sources are built for vector registers of this many bytes (NT_VECTOR_BYTES: 64 for AVX-512's "
         "micro-kernels, 32 for AVX2's) on every device; 0: each device's own. Set before the first "

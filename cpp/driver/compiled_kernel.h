@@ -112,6 +112,9 @@ int vector_bytes(const Device& device);
 // For tests: build for `bytes` instead on every device (0: each device's own), so that one
 // machine checks every micro-kernel. Launches prepared before keep theirs.
 void set_vector_bytes_for_testing(int bytes);
+// For tests: the number of candidates tuning times for kernels made without max_num_configs
+// (0: the default, 12, and 4 of num_warps where those are tuned).
+void set_default_max_num_configs_for_testing(size_t n);
 
 class CompiledKernel {
  public:

@@ -27,6 +27,8 @@ constexpr size_t kDefaultMaxConfigs = 12;
 constexpr size_t kDefaultWarpConfigs = 4;
 // Elements one block may hold in a candidate configuration.
 constexpr int64_t kTuningBlockBudget = 16384;
+// set_default_max_num_configs_for_testing(): the cap of kernels made without one (0: the above).
+std::atomic<size_t> g_default_cap{0};
 
 std::atomic<size_t> g_timing_runs{0};
 
@@ -37,6 +39,8 @@ double seconds_of(const std::function<void()>& f) {
 }
 
 }  // namespace
+
+void set_default_max_num_configs_for_testing(size_t n) { g_default_cap = n; }
 
 size_t num_timing_runs() { return g_timing_runs; }
 
@@ -96,8 +100,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
                           !plan_.source.symbols.count(kNumWarpsConfigKey) &&
                           program_work_items(current_device()->info(), 0) > 1;
-  const size_t cap =
-      max_num_configs_ ? max_num_configs_ : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
+  const size_t default_cap =
+      g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
+  const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
   const size_t warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
   std::vector<tune::Config> space = tune::config_space(symbols, fits, cap - warp_configs);
   if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why

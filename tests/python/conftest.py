@@ -1,5 +1,6 @@
 """Shared setup of the Python tests: import `ninetoothed` from this checkout."""
 
+import os
 import pathlib
 import sys
 
@@ -43,3 +44,12 @@ def pytest_runtest_setup(item):
         faulthandler.disable()
         faulthandler.enable(file=stream, all_threads=True)
         _sigaction(signal.SIGFPE, fpe)
+
+
+if os.environ.get("NINETOOTHED_PROGRAM_LAYOUT") == "work-group":
+    # scripts/test.sh's second pass checks the work-group layout; tuning (timed on the first
+    # pass, and in that layout by layout_scripts/num_warps.py) builds each candidate slowly there,
+    # barriers and all: two candidates instead of sixteen.
+    import ninetoothed
+
+    ninetoothed._core.set_default_max_num_configs_for_testing(2)
