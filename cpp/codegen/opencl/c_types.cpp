@@ -77,6 +77,8 @@ inline void nt_atomic_add_double(volatile __global double* p, double v) {
 #endif
 )";
 
+const char* const kIfWideVectors = "#if NT_VECTOR_BYTES >= 64";
+
 std::string compute_type(DType d) {
   switch (d) {
     case DType::boolean:

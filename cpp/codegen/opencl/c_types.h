@@ -14,6 +14,10 @@
 namespace nt::codegen {
 
 extern const char* const kPreamble;
+// The preprocessor line that opens the 64-byte-register variant of code cut for the device's
+// vector registers (NT_VECTOR_BYTES, defined by kPreamble where no build option gives it); its
+// `#else` holds the 32-byte one.
+extern const char* const kIfWideVectors;
 
 std::string compute_type(DType dtype);
 std::string storage_type(DType dtype);

@@ -1,5 +1,7 @@
 #include "codegen/opencl/dot_kernel.h"
 
+#include "codegen/opencl/c_types.h"
+
 namespace nt::codegen {
 
 namespace {
@@ -117,7 +119,7 @@ int dot_rows(int vector_bytes) { return vector_bytes >= 64 ? 8 : 6; }
 void emit_dot_kernel(EmitContext& ctx, const DotArrays& d) {
   // One variant per register file; the build option NT_VECTOR_BYTES (the
   // device's preferred float vector, in bytes) picks one.
-  ctx.emit_line("#if NT_VECTOR_BYTES >= 64");
+  ctx.emit_line(kIfWideVectors);
   emit_dot_variant(ctx, d, 64);
   ctx.emit_line("#else");
   emit_dot_variant(ctx, d, 32);

@@ -40,7 +40,7 @@ struct DotArrays {
 int dot_lanes(const std::string& type, int vector_bytes);
 int dot_rows(int vector_bytes);
 
-// Both variants, under `#if NT_VECTOR_BYTES >= 64` (a build option from the device's preferred
+// Both variants, under kIfWideVectors (c_types.h: NT_VECTOR_BYTES, a build option from the device's preferred
 // float vector width; 64 where it is not given).
 void emit_dot_kernel(EmitContext& ctx, const DotArrays& d);
 

@@ -105,9 +105,7 @@ KernelSource Emitter::run() {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }
   if (uses_transposes_)
-    src << "#if NT_VECTOR_BYTES >= 64\n"
-        << transpose_helper(16) << "#else\n"
-        << transpose_helper(8) << "#endif\n";
+    src << kIfWideVectors << "\n" << transpose_helper(16) << "#else\n" << transpose_helper(8) << "#endif\n";
   // Clang (PoCL) may use 512-bit vectors in this kernel: see vector_hint().
   // A loop the vectoriser cannot widen as hinted stays as it was, without a warning.
   src << "\n#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n"

@@ -145,7 +145,7 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     }
     // Tiles of w x w for the device's vector registers (dot_kernel.h's NT_VECTOR_BYTES): 16 x 16
     // floats in 64-byte ones; 8 x 8 in 32-byte ones, whose 16 registers 16 float16 rows overflow.
-    line_("#if NT_VECTOR_BYTES >= 64");
+    line_(kIfWideVectors);
     tiles(16);
     line_("#else");
     tiles(8);
