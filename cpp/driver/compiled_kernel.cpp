@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "codegen/opencl/mma_ptx.h"
+#include "codegen/c/mma_ptx.h"
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"

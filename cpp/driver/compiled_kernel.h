@@ -29,7 +29,7 @@
 #include <variant>
 #include <vector>
 
-#include "codegen/opencl/kernel_source.h"
+#include "codegen/c/kernel_source.h"
 #include "driver/launch_plan.h"
 #include "ir/ir.h"
 #include "lower/program_layout.h"
@@ -98,7 +98,7 @@ size_t num_small_launches();
 // work-item chooses for every device. Rounded down to a power of two (the
 // work-group bodies' tile layouts rely on it) within the device's largest work-group.
 size_t program_work_items(const DeviceInfo& device, size_t num_warps = 0);
-// Can dots of float16 and bfloat16 on `device` use tensor cores (codegen/opencl/mma_ptx.h)?
+// Can dots of float16 and bfloat16 on `device` use tensor cores (codegen/c/mma_ptx.h)?
 // NVIDIA GPUs of compute capability 8.0 or later whose compiler builds the helpers' probe
 // (once per device and process). Sources for them are built with -DNT_MMA_LAYOUT
 // -DNT_MMA_SYNC when a program has whole warps.
@@ -107,7 +107,7 @@ bool tensor_cores(const Device& device);
 // device where programs have whole warps, so that devices without tensor cores check it.
 void set_mma_layout_for_testing(bool enabled);
 // The register width, in bytes, that a source's micro-kernels are built for on `device`
-// (-DNT_VECTOR_BYTES: codegen/opencl/dot_kernel.h): 4 x its preferred float vector width.
+// (-DNT_VECTOR_BYTES: codegen/c/dot_kernel.h): 4 x its preferred float vector width.
 int vector_bytes(const Device& device);
 // For tests: build for `bytes` instead on every device (0: each device's own), so that one
 // machine checks every micro-kernel. Launches prepared before keep theirs.

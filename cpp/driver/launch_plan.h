@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/opencl/kernel_source.h"
+#include "codegen/c/kernel_source.h"
 #include "symbolic/expr.h"
 #include "tensor/dtype.h"
 

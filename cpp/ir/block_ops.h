@@ -7,7 +7,7 @@
 // ValueError/IndexError/TypeError with a message for the user. Rearranged
 // blocks are read element by element where they are used (no copy);
 // combines, sorts, gathers and histograms are computed into private arrays
-// by the code generator (codegen/opencl/block_ops.h).
+// by the code generator (codegen/c/block_ops.h).
 #pragma once
 
 #include <optional>

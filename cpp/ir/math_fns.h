@@ -12,7 +12,7 @@
 //   and bit reinterpretations (float_as_int, bitcast): fixed result dtypes.
 // A wrong kind of argument (umulhi of floats, a bitcast between dtypes of
 // different widths) is a TypeError. The C of each name is in
-// codegen/opencl/math_calls.h.
+// codegen/c/math_calls.h.
 #pragma once
 
 #include <string>

@@ -56,16 +56,21 @@ void ProgramLayout::add_bounds(BoundsEnv& env) const {
   }
 }
 
-std::string ProgramLayout::work_group_macros() {
+std::string ProgramLayout::work_group_macros(std::string_view group_id, std::string_view local_id,
+                                             std::string_view global_id) {
   return "#ifndef NT_WORK_ITEMS\n#define NT_WORK_ITEMS 1\n#endif\n"
          "#if NT_WORK_ITEMS > 1\n"
-         "#define NT_PROGRAM ((long)get_group_id(0))\n#define NT_LANE ((long)get_local_id(0))\n"
+         "#define NT_PROGRAM ((long)" +
+         std::string(group_id) + ")\n#define NT_LANE ((long)" + std::string(local_id) +
+         ")\n"
          "#else\n"
-         "#define NT_PROGRAM ((long)get_global_id(0))\n#define NT_LANE 0\n"
+         "#define NT_PROGRAM ((long)" +
+         std::string(global_id) +
+         ")\n#define NT_LANE 0\n"
          "#endif\n";
 }
 
-std::string ProgramLayout::tile_macros() {
+std::string ProgramLayout::tile_macros(std::string_view barrier, std::string_view if_unrolls) {
   // The least power of two at least x (x <= 2^31), as a constant expression: array sizes
   // (a work-item's slots) depend on it.
   std::string pow2ceil = "#define NT_POW2CEIL(x) (";
@@ -76,12 +81,12 @@ std::string ProgramLayout::tile_macros() {
   pow2ceil += "4294967296L)\n";
   return "#define NT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
          "#define NT_MAX(a, b) ((a) > (b) ? (a) : (b))\n" +
-         pow2ceil +
-         "#define NT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)\n"
+         pow2ceil + "#define NT_BARRIER() " + std::string(barrier) +
+         "\n"
          // Unrolled, a work-item's slots are registers on GPUs; PoCL's CPU work-groups
          // compile far slower unrolled and gain nothing.
-         "#ifdef cl_nv_pragma_unroll\n#define NT_UNROLL _Pragma(\"unroll\")\n#else\n#define "
-         "NT_UNROLL\n#endif\n";
+         + std::string(if_unrolls) +
+         "\n#define NT_UNROLL _Pragma(\"unroll\")\n#else\n#define NT_UNROLL\n#endif\n";
 }
 
 std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns,
@@ -133,10 +138,10 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
 }
 
 std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape,
-                                                 bool work_group) const {
+                                                 bool work_group, std::string_view global_id) const {
   std::vector<std::string> lines;
   lines.push_back(work_group ? "const long nt_pid_flat = NT_PROGRAM;"
-                             : "const long nt_pid_flat = get_global_id(0);");
+                             : "const long nt_pid_flat = " + std::string(global_id) + ";");
   lines.push_back("long nt_program = nt_pid_flat;");
   for (size_t k = shape_.size(); k-- > 0;) {
     std::string digit = "nt_pid_" + std::to_string(k);

@@ -9,7 +9,7 @@
 // An element-wise kernel's nests give each work-item every NT_WORK_ITEMS-th
 // element of their innermost dimension; any other kernel's nests walk the tile
 // layout of their block shape (tile_layout()), and what work-items share goes
-// through local memory (codegen/opencl/kernel_source.h).
+// through local memory (codegen/c/kernel_source.h).
 //
 // The grid is the outermost shape of the kernel's first tiled parameter
 // (ir::grid_shape). A parameter whose outermost level has the grid's rank
@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,19 +47,23 @@ class ProgramLayout {
   std::vector<std::pair<std::string, Expr>> next_program() const;
   // What is known about the digits: 0 <= nt_pid_d <= s_d - 1.
   void add_bounds(BoundsEnv& env) const;
-  // OpenCL C statements declaring the digits (`print` turns an Expr into C); `work_group`:
-  // the program is the work-group's (work_group_macros()), not the work-item's.
-  std::vector<std::string> prologue(const std::vector<std::string>& printed_shape,
-                                    bool work_group = false) const;
+  // C statements declaring the digits (`print` turns an Expr into C); `work_group`:
+  // the program is the work-group's (work_group_macros()), not the work-item's, whose id
+  // the target spells `global_id`.
+  std::vector<std::string> prologue(const std::vector<std::string>& printed_shape, bool work_group,
+                                    std::string_view global_id) const;
   // The macros of a source that may run a program on a work-group: NT_WORK_ITEMS (given
   // at build, 1 if not), NT_PROGRAM (the flat program id) and NT_LANE (the work-item's
   // index in its work-group, 0 on one work-item). Such a source walks the innermost
   // dimension of every nest from NT_LANE in steps of NT_WORK_ITEMS: consecutive work-items
   // take consecutive elements (consecutive addresses where that dimension has unit stride).
-  static std::string work_group_macros();
+  // The target spells the ids `group_id`, `local_id` and `global_id` (codegen/dialect.h).
+  static std::string work_group_macros(std::string_view group_id, std::string_view local_id,
+                                       std::string_view global_id);
   // Helpers of the tile layouts (NT_MIN, NT_MAX, NT_POW2CEIL) and NT_BARRIER(), for a source
-  // built with NT_WORK_ITEMS > 1.
-  static std::string tile_macros();
+  // built with NT_WORK_ITEMS > 1; the target spells the barrier `barrier`, and `if_unrolls` opens
+  // what a compiler that unrolls loops is given.
+  static std::string tile_macros(std::string_view barrier, std::string_view if_unrolls);
   // The tile layout `id` of a block of `rows` x `columns` elements (C constant expressions;
   // a block of rank n has the product of its first n - 1 sizes as rows): the work-group's
   // NT_WORK_ITEMS work-items form a grid of NT_TY<id> rows by NT_TX<id> columns; work-item

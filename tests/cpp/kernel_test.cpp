@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "codegen/opencl/kernel_source.h"
+#include "codegen/c/kernel_source.h"
 #include "driver/compiled_kernel.h"
 #include "ir/builder.h"
 #include "ir/printer.h"

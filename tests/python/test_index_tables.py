@@ -1,4 +1,4 @@
-"""Index tables (codegen/opencl/emitter.h): in a program on one work-item, the unravelled parts
+"""Index tables (codegen/c/emitter.h): in a program on one work-item, the unravelled parts
 of a block's offsets and masks that depend on one index alone are computed once per row or
 column, into tables before the nest (or before the loop that leaves them unchanged)."""
 

@@ -1,4 +1,4 @@
-"""The register-blocked dot (codegen/opencl/dot_kernel.h) against float64 references.
+"""The register-blocked dot (codegen/c/dot_kernel.h) against float64 references.
 
 The micro-kernel cuts a block's product into tiles of R rows by two vectors
 (V floats, or V / 2 doubles, each), then one vector, then single columns; rows left

@@ -1,4 +1,4 @@
-"""exp, exp2 and log of float32 (codegen/opencl/math_calls.cpp) within 2 ulp of float64.
+"""exp, exp2 and log of float32 (codegen/c/math_calls.cpp) within 2 ulp of float64.
 
 The generated helpers replace OpenCL's builtins with range reduction and a
 polynomial. Each test runs a kernel over a large random sample of all float32

@@ -1,4 +1,4 @@
-"""Whole-block reductions of a value held twice (codegen/opencl/emitter.h, write_array()): in a
+"""Whole-block reductions of a value held twice (codegen/c/emitter.h, write_array()): in a
 program on one work-item, the sum, max and min of a Let block fold as the block is written,
 into 16 partial results by the last index modulo 16, instead of a pass of their own. These
 tests check every element of kernels that reduce such blocks, on whole and partial blocks

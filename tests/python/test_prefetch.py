@@ -1,4 +1,4 @@
-"""Prefetching the next program's blocks (codegen/opencl/emitter.h, emitter_prefetch.cpp): in a
+"""Prefetching the next program's blocks (codegen/c/emitter.h, emitter_prefetch.cpp): in a
 program on one work-item, a pass that reads again a block an earlier pass read asks, per 16
 elements, for the same elements of the next program's block. The prefetch is a hint: these
 tests check that kernels so built compute every element right on whole and partial blocks,

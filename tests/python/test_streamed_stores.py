@@ -1,4 +1,4 @@
-"""Streamed stores (codegen/opencl/emitter_prefetch.cpp, strip_mined_loop()): in a program on one
+"""Streamed stores (codegen/c/emitter_prefetch.cpp, strip_mined_loop()): in a program on one
 work-item (a kernel with a reduction, or an element-wise kernel's distributed form where a
 program has one work-item), a store's unmasked, unit-stride innermost loop whose target spans
 16 MiB or more and whose row starts at a 64-byte boundary is written 16 elements at a time

@@ -6,12 +6,12 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/opencl/block_ops.h"
-#include "codegen/opencl/c_expr.h"
-#include "codegen/opencl/c_types.h"
-#include "codegen/opencl/dot_kernel.h"
-#include "codegen/opencl/emitter.h"
-#include "codegen/opencl/math_calls.h"
+#include "codegen/c/block_ops.h"
+#include "codegen/c/c_expr.h"
+#include "codegen/c/c_types.h"
+#include "codegen/c/dot_kernel.h"
+#include "codegen/c/emitter.h"
+#include "codegen/c/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -139,7 +139,7 @@ void Emitter::new_array(const std::string& name, const std::vector<Expr>& shape,
   Expr n = Expr(1);
   for (const Expr& s : shape) n = mul(n, s);
   local_bytes_ = add(local_bytes_, mul(n, static_cast<int64_t>(c_size(ct))));
-  local_decls_.push_back("__local " + ct + " " + name + "[" + count + "];");
+  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + "[" + count + "];");
 }
 
 void Emitter::new_scalar(const std::string& name, DType dtype) {
@@ -149,7 +149,7 @@ void Emitter::new_scalar(const std::string& name, DType dtype) {
     return;
   }
   local_bytes_ = add(local_bytes_, Expr(static_cast<int64_t>(c_size(ct))));
-  local_decls_.push_back("__local " + ct + " " + name + ";");
+  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + ";");
 }
 
 int Emitter::c_size(const std::string& ct) { return ct == "double" || ct == "long" || ct == "ulong" ? 8 : 4; }
@@ -273,10 +273,10 @@ void Emitter::emit_reduce_rows(const Value& v) {
   const Expr columns = shape.empty() ? Expr(1) : shape.back();
   const Expr entries =
       min(mul(rows, work_items), add(mul(rows, min(work_items, mul(columns, int64_t{2}))), work_items));
-  local_decls_.push_back("__local " + at + " " + parts + "[" + R + " * " + W + "];");
+  local_decls_.push_back(std::string(d_.local_declaration) + at + " " + parts + "[" + R + " * " + W + "];");
   local_bytes_ = add(local_bytes_, mul(entries, int64_t{8}));
   if (arg) {
-    local_decls_.push_back("__local int " + bests + "[" + R + " * " + W + "];");
+    local_decls_.push_back(std::string(d_.local_declaration) + "int " + bests + "[" + R + " * " + W + "];");
     local_bytes_ = add(local_bytes_, mul(entries, int64_t{4}));
   }
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
@@ -365,11 +365,11 @@ void Emitter::emit_reduce_group(const Value& v) {
   for (const Expr& s : reduced) reduced_count = mul(reduced_count, s);
   std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
   std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
-  local_decls_.push_back("__local " + at + " " + parts + "[NT_WORK_ITEMS];");
+  local_decls_.push_back(std::string(d_.local_declaration) + at + " " + parts + "[NT_WORK_ITEMS];");
   const Expr work_items = var(kWorkItemsSymbol);
   local_bytes_ = add(local_bytes_, mul(work_items, int64_t{8}));
   if (arg) {
-    local_decls_.push_back("__local int " + best_parts + "[NT_WORK_ITEMS];");
+    local_decls_.push_back(std::string(d_.local_declaration) + "int " + best_parts + "[NT_WORK_ITEMS];");
     local_bytes_ = add(local_bytes_, mul(work_items, int64_t{4}));
   }
   for_each_load(x, [&](const Value& load) { access_of(load); });

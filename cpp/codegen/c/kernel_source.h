@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/dialect.h"
 #include "ir/ir.h"
 
 namespace nt::codegen {
@@ -69,6 +70,11 @@ std::string unit_stride_macro(const std::string& stride_symbol);
 // The macro holding a constexpr scalar parameter's value.
 std::string constexpr_param_macro(int param);
 
+// The source of `kernel` in `dialect` (codegen/dialect.h). A dialect without the work-item form
+// (CUDA) gets the work-group and element-wise forms only, and a ValueError for a kernel that has
+// neither.
+KernelSource generate_source(const ir::Kernel& kernel, const Dialect& dialect);
+// generate_source() in OpenCL C.
 KernelSource generate_opencl(const ir::Kernel& kernel);
 
 }  // namespace nt::codegen

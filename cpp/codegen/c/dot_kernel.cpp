@@ -1,6 +1,6 @@
-#include "codegen/opencl/dot_kernel.h"
+#include "codegen/c/dot_kernel.h"
 
-#include "codegen/opencl/c_types.h"
+#include "codegen/c/c_types.h"
 
 namespace nt::codegen {
 
@@ -25,7 +25,7 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   std::string rp = ctx.fresh_name("nt_ar");  // a's rows: nt_ar<n>_<row>
   for (int r = 0; r < rows; ++r) {
     std::string row = r ? "(" + i + " + " + std::to_string(r) + ")" : i;
-    ctx.emit_line("__private const " + d.type + "* " + rp + "_" + std::to_string(r) + " = " + d.a + " + " +
+    ctx.emit_line(std::string(ctx.dialect().private_pointer) + "const " + d.type + "* " + rp + "_" + std::to_string(r) + " = " + d.a + " + " +
                   row + (d.a_k_major ? "" : " * " + d.K) + ";");
     for (int v = 0; v < columns; ++v) {
       std::string init =

@@ -2,8 +2,8 @@
 // return old values, device_print and device_assert (see block_ops.h).
 #include <stdexcept>
 
-#include "codegen/opencl/block_ops.h"
-#include "codegen/opencl/c_types.h"
+#include "codegen/c/block_ops.h"
+#include "codegen/c/c_types.h"
 
 namespace nt::codegen {
 

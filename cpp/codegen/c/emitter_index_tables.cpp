@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/opencl/emitter.h"
+#include "codegen/c/emitter.h"
 
 namespace nt::codegen {
 

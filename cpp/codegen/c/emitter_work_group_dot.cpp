@@ -17,8 +17,8 @@
 #include <functional>
 #include <string>
 
-#include "codegen/opencl/emitter.h"
-#include "codegen/opencl/mma_ptx.h"
+#include "codegen/c/emitter.h"
+#include "codegen/c/mma_ptx.h"
 
 namespace nt::codegen {
 
@@ -70,7 +70,7 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
              padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   local_bytes_ = add(local_bytes_, mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  local_decls_.push_back("__local " + ct + " " + name + "[" + c(simplify(rows, env_)) + " * (" + pitch +
+  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + "[" + c(simplify(rows, env_)) + " * (" + pitch +
                          ")] __attribute__((aligned(8)));");
   barrier();
   nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
@@ -192,7 +192,7 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   for (int r = 0; r < 4; ++r) {
     std::string x = std::string(at[r]), to = "nt_fa[nt_i][" + std::to_string(r) + "] = " + pack;
     if (pairs) {  // one 64-bit load: a half-warp's 16 lanes read 32 distinct banks
-      line_("{ const float2 nt_e = *(__local const float2*)(" + A + " + " + x + "); " + to +
+      line_("{ const float2 nt_e = *(" + std::string(d_.local_pointer) + "const float2*)(" + A + " + " + x + "); " + to +
             "(nt_e.x, nt_e.y); }");
     } else {
       line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");

@@ -1,9 +1,9 @@
-#include "codegen/opencl/math_calls.h"
+#include "codegen/c/math_calls.h"
 
 #include <map>
 #include <stdexcept>
 
-#include "codegen/opencl/c_types.h"
+#include "codegen/c/c_types.h"
 
 namespace nt::codegen {
 

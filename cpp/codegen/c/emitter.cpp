@@ -1,4 +1,4 @@
-#include "codegen/opencl/emitter.h"
+#include "codegen/c/emitter.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +8,12 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/opencl/block_ops.h"
-#include "codegen/opencl/c_expr.h"
-#include "codegen/opencl/c_types.h"
-#include "codegen/opencl/dot_kernel.h"
-#include "codegen/opencl/math_calls.h"
-#include "codegen/opencl/mma_ptx.h"
+#include "codegen/c/block_ops.h"
+#include "codegen/c/c_expr.h"
+#include "codegen/c/c_types.h"
+#include "codegen/c/dot_kernel.h"
+#include "codegen/c/math_calls.h"
+#include "codegen/c/mma_ptx.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -53,14 +53,14 @@ KernelSource Emitter::run() {
       continue;
     }
     std::string name = "nt_p" + std::to_string(i);
-    params.push_back("__global " + storage_type(p.dtype) + "* " + name + "_data");
+    params.push_back(std::string(d_.global_pointer) + storage_type(p.dtype) + "* " + name + "_data");
     out.args.push_back({KernelArg::Kind::Buffer, pi, -1, ""});
     params.push_back("long " + name + "_offset");
     out.args.push_back({KernelArg::Kind::Offset, pi, -1, ""});
     params.push_back("long " + name + "_extent");
     out.args.push_back({KernelArg::Kind::Extent, pi, -1, ""});
-    prologue.push_back("__global " + storage_type(p.dtype) + "* " + name + " = " + name + "_data + " + name +
-                       "_offset;");
+    prologue.push_back(std::string(d_.global_pointer) + storage_type(p.dtype) + "* " + name + " = " + name +
+                       "_data + " + name + "_offset;");
     const Tensor& src = p.arranged->source_ref();
     for (size_t d = 0; d < src.ndim(); ++d) {
       const Expr& size = src.shape()[d];
@@ -81,7 +81,7 @@ KernelSource Emitter::run() {
   }
   std::vector<std::string> printed;
   for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
-  for (const std::string& line : layout_.prologue(printed, distribute_ || group_)) line_(line);
+  for (const std::string& line : layout_.prologue(printed, distribute_ || group_, d_.global_id)) line_(line);
   for (const std::string& line : prologue) line_(line);
   after_prologue_ = body_.tellp();
   for (const auto& [a, b] : k_.assumed_equal) {
@@ -97,20 +97,23 @@ KernelSource Emitter::run() {
   emit_list(k_.body);
 
   std::ostringstream src;
-  if (distribute_ || group_) src << lower::ProgramLayout::work_group_macros();
-  if (group_) src << lower::ProgramLayout::tile_macros() << layout_macros_;
-  // Tensor cores (codegen/opencl/mma_ptx.h), where a dot could use them.
-  if (group_ && !mma_shapes_.empty()) src << "#ifdef NT_MMA_SYNC\n" << kMmaHelpers << "#endif\n";
+  if (distribute_ || group_)
+    src << lower::ProgramLayout::work_group_macros(d_.group_id, d_.local_id, d_.global_id);
+  if (group_) src << lower::ProgramLayout::tile_macros(d_.barrier, d_.if_unrolls) << layout_macros_;
+  // Tensor cores (codegen/c/mma_ptx.h), where a dot could use them.
+  if (group_ && !mma_shapes_.empty()) src << "#ifdef NT_MMA_SYNC\n" << respell(kMmaHelpers, d_) << "#endif\n";
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }
   if (uses_transposes_)
-    src << kIfWideVectors << "\n" << transpose_helper(16) << "#else\n" << transpose_helper(8) << "#endif\n";
+    src << kIfWideVectors << "\n"
+        << transpose_helper(16, d_) << "#else\n"
+        << transpose_helper(8, d_) << "#endif\n";
   // Clang (PoCL) may use 512-bit vectors in this kernel: see vector_hint().
   // A loop the vectoriser cannot widen as hinted stays as it was, without a warning.
   src << "\n#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n"
       << "__attribute__((min_vector_width(512)))\n#endif\n";
-  src << "__kernel void " << out.name << "(";
+  src << d_.kernel << " " << out.name << "(";
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
   src << ") {\n";
   for (const std::string& line : local_decls_) src << "  " << line << "\n";
@@ -120,7 +123,7 @@ KernelSource Emitter::run() {
   body.insert(static_cast<size_t>(after_prologue_), next_program);
   src << body << "}\n";
   kernel_text_ = src.str();
-  out.source = std::string(kPreamble) + kMathPreamble + kAtomicPreamble + "\n" + kernel_text_;
+  out.source = preambles(d_) + "\n" + kernel_text_;
   out.symbols = symbols_;
   out.private_bytes = simplify(private_bytes_);
   out.local_bytes = simplify(local_bytes_);
@@ -274,6 +277,8 @@ bool Emitter::let_used(int id) {
 }
 
 const Param& Emitter::param(int index) { return k_.params.at(index); }
+
+const Dialect& Emitter::dialect() { return d_; }
 
 int Emitter::program_dims() { return static_cast<int>(layout_.outermost_shape().size()); }
 

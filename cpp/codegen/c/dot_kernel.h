@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "codegen/opencl/emit_context.h"
+#include "codegen/c/emit_context.h"
 
 namespace nt::codegen {
 

@@ -2,7 +2,7 @@
 //
 // NVIDIA's OpenCL compiler accepts inline PTX (`asm`), and PTX's mma.sync.m16n8k16 multiplies
 // a 16 x 16 tile of float16 (or bfloat16) by a 16 x 8 one into float accumulators, a warp at a
-// time. kMmaHelpers defines what generated dots use (codegen/opencl/emitter_work_group_dot.cpp):
+// time. kMmaHelpers defines what generated dots use (codegen/c/emitter_work_group_dot.cpp):
 //   nt_pack_f16x2(lo, hi), nt_pack_bf16x2(lo, hi)  two floats rounded to a pair of 16-bit
 //                                                   floats, lo in the low half;
 //   NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)       d += a b for one warp: a the uint[4] and b the

@@ -35,7 +35,7 @@
 #include <string>
 #include <utility>
 
-#include "codegen/opencl/emitter.h"
+#include "codegen/c/emitter.h"
 
 namespace nt::codegen {
 

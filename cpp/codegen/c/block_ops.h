@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/opencl/emit_context.h"
+#include "codegen/c/emit_context.h"
 #include "ir/ir.h"
 
 namespace nt::codegen {

@@ -1,4 +1,4 @@
-#include "codegen/opencl/mma_ptx.h"
+#include "codegen/c/mma_ptx.h"
 
 namespace nt::codegen {
 

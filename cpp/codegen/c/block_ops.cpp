@@ -1,9 +1,9 @@
-#include "codegen/opencl/block_ops.h"
+#include "codegen/c/block_ops.h"
 
 #include <stdexcept>
 
-#include "codegen/opencl/c_types.h"
-#include "codegen/opencl/math_calls.h"
+#include "codegen/c/c_types.h"
+#include "codegen/c/math_calls.h"
 #include "symbolic/simplify.h"
 
 namespace nt::codegen {
@@ -219,8 +219,9 @@ void emit_sort(EmitContext& ctx, const Value& v) {
       return ctx.flat_c(s, index);
     };
     ctx.emit_open("");
-    ctx.emit_line("__private " + ct + "* nt_src = " + a + ";");
-    ctx.emit_line("__private " + ct + "* nt_dst = " + b + ";");
+    const std::string priv(ctx.dialect().private_pointer);
+    ctx.emit_line(priv + ct + "* nt_src = " + a + ";");
+    ctx.emit_line(priv + ct + "* nt_dst = " + b + ";");
     ctx.emit_line("for (long nt_i = 0; nt_i < " + n + "; ++nt_i) nt_src[nt_i] = " + in + "[" +
                   at(shape, "nt_i") + "];");
     ctx.emit_open("for (long nt_w = 1; nt_w < " + n + "; nt_w *= 2)");
@@ -233,7 +234,7 @@ void emit_sort(EmitContext& ctx, const Value& v) {
     ctx.emit_line("while (nt_p < nt_mid) nt_dst[nt_o++] = nt_src[nt_p++];");
     ctx.emit_line("while (nt_q < nt_hi) nt_dst[nt_o++] = nt_src[nt_q++];");
     ctx.emit_close();
-    ctx.emit_line("__private " + ct + "* nt_t = nt_src; nt_src = nt_dst; nt_dst = nt_t;");
+    ctx.emit_line(priv + ct + "* nt_t = nt_src; nt_src = nt_dst; nt_dst = nt_t;");
     ctx.emit_close();
     std::string k = ctx.index_c(simplify(v->type.shape[axis]));
     ctx.emit_line("for (long nt_i = 0; nt_i < " + k + "; ++nt_i) " + out + "[" + at(v->type.shape, "nt_i") +

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/dialect.h"
 #include "ir/ir.h"
 
 namespace nt::codegen {
@@ -57,6 +58,8 @@ class EmitContext {
   virtual const ir::Param& param(int index) = 0;
   // The number of program-id digits (`nt_pid_<d>` for d below it).
   virtual int program_dims() = 0;
+  // How the target spells qualifiers, ids and barriers.
+  virtual const Dialect& dialect() = 0;
 };
 
 }  // namespace nt::codegen

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "codegen/dialect.h"
 #include "tensor/dtype.h"
 
 namespace nt::codegen {
@@ -18,6 +19,10 @@ extern const char* const kPreamble;
 // vector registers (NT_VECTOR_BYTES, defined by kPreamble where no build option gives it); its
 // `#else` holds the 32-byte one.
 extern const char* const kIfWideVectors;
+
+// What every source starts with, in `dialect`: its header, then kPreamble, kMathPreamble
+// (math_calls.h) and kAtomicPreamble (block_ops.h) respelled for it.
+std::string preambles(const Dialect& dialect);
 
 std::string compute_type(DType dtype);
 std::string storage_type(DType dtype);

@@ -6,12 +6,12 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/opencl/block_ops.h"
-#include "codegen/opencl/c_expr.h"
-#include "codegen/opencl/c_types.h"
-#include "codegen/opencl/dot_kernel.h"
-#include "codegen/opencl/emitter.h"
-#include "codegen/opencl/math_calls.h"
+#include "codegen/c/block_ops.h"
+#include "codegen/c/c_expr.h"
+#include "codegen/c/c_types.h"
+#include "codegen/c/dot_kernel.h"
+#include "codegen/c/emitter.h"
+#include "codegen/c/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"

@@ -1,4 +1,4 @@
-#include "codegen/opencl/c_expr.h"
+#include "codegen/c/c_expr.h"
 
 #include <cmath>
 

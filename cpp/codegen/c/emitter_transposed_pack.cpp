@@ -16,17 +16,17 @@
 #include <functional>
 #include <string>
 
-#include "codegen/opencl/emitter.h"
+#include "codegen/c/emitter.h"
 
 namespace nt::codegen {
 
-std::string transpose_helper(int w) {
+std::string transpose_helper(int w, const Dialect& d) {
   const std::string n = std::to_string(w);
   std::string s = "// r[i][j] <- r[j][i] for " + n + " float" + n +
                   " rows: at each scale s (1, 2, 4, ...) the s x s blocks\n"
                   "// off the diagonal of each 2s x 2s block trade places, two shuffles per pair of rows.\n"
                   "inline __attribute__((always_inline)) void nt_transpose" +
-                  n + "(__private float" + n + "* r) {\n  float" + n + " x, y;\n";
+                  n + "(" + std::string(d.private_pointer) + "float" + n + "* r) {\n  float" + n + " x, y;\n";
   for (int scale = 1; scale < w; scale *= 2) {
     std::string keep, take;  // masks of shuffle2(r[i], r[i + scale]): w + j selects the second's j
     for (int j = 0; j < w; ++j) {

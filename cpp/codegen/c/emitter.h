@@ -25,13 +25,14 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/opencl/block_ops.h"
-#include "codegen/opencl/c_expr.h"
-#include "codegen/opencl/c_types.h"
-#include "codegen/opencl/dot_kernel.h"
-#include "codegen/opencl/emit_context.h"
-#include "codegen/opencl/kernel_source.h"
-#include "codegen/opencl/math_calls.h"
+#include "codegen/c/block_ops.h"
+#include "codegen/dialect.h"
+#include "codegen/c/c_expr.h"
+#include "codegen/c/c_types.h"
+#include "codegen/c/dot_kernel.h"
+#include "codegen/c/emit_context.h"
+#include "codegen/c/kernel_source.h"
+#include "codegen/c/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -50,7 +51,7 @@ using namespace nt::ir;
 bool is_compile_time(const Expr& e);
 
 // nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
-std::string transpose_helper(int w);
+std::string transpose_helper(int w, const Dialect& dialect);
 
 // How the emitted source runs a program (lower/program_layout.h).
 enum class Mode {
@@ -64,8 +65,10 @@ class Emitter : public EmitContext {
  public:
   // `shared` (Mode::WorkGroup): the values (let_key(), local_key(), node_key()) to hold in local memory
   // though read only where they are computed; see misaligned().
-  Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared = {})
+  Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared = {},
+          const Dialect& dialect = opencl_dialect())
       : k_(kernel),
+        d_(dialect),
         layout_(ir::grid_shape(kernel)),
         distribute_(mode == Mode::Elementwise),
         group_(mode == Mode::WorkGroup),
@@ -456,11 +459,13 @@ class Emitter : public EmitContext {
   bool let_used(int id) override;
   const Param& param(int index) override;
   int program_dims() override;
+  const Dialect& dialect() override;
 
  private:
   std::vector<std::string> combine_args_;
   std::optional<std::set<int>> let_uses_;
   const Kernel& k_;
+  const Dialect& d_;
   lower::ProgramLayout layout_;
   BoundsEnv env_;
   std::ostringstream body_;
