@@ -6,6 +6,9 @@
 #include "driver/compiled_kernel.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "runtime/cuda/cuda_api.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/nvrtc_compile.h"
 #include "runtime/program.h"
 
 namespace nt::bindings {
@@ -58,6 +61,28 @@ void bind_device(py::module_& m) {
         return out;
       },
       "Counters of builds, binary loads, tuning runs and disk-cache lookups in this process.");
+  m.def("cuda_available", &cuda::driver_available,
+        "Can the CUDA driver (libcuda.so.1) be loaded and initialised? Loads it on the first call.");
+  m.def("nvrtc_available", &cuda::nvrtc_available, "Can NVRTC (libnvrtc.so) be loaded?");
+  m.def(
+      "compile_cuda",
+      [](const std::string& source, const std::string& options, const std::string& architecture) {
+        py::gil_scoped_release release;
+        return cuda::compile_to_cubin(source, options, architecture).size();
+      },
+      py::arg("source"), py::arg("options"), py::arg("architecture"),
+      "Compiles CUDA C with NVRTC (no GPU needed); returns the cubin's size in bytes, raises "
+      "RuntimeError with NVRTC's log on failure. Internal: for tests.");
+  m.def("num_nvrtc_compiles", &cuda::num_nvrtc_compiles);
+  m.def(
+      "cuda_device",
+      [](int ordinal) {
+        auto d = cuda::CudaDevice::get(ordinal);
+        return py::dict(py::arg("name") = d->name(), py::arg("architecture") = d->architecture(),
+                        py::arg("multiprocessors") = d->multiprocessors(),
+                        py::arg("shared_memory_per_block") = d->shared_memory_per_block());
+      },
+      py::arg("ordinal") = 0, "The CUDA device `ordinal` as launches see it (loads the driver).");
   m.def("take_cache_warning", [] { return DiskCache::instance().take_warning(); });
   m.def(
       "build_opencl",

@@ -143,11 +143,54 @@ std::vector<int64_t> int_tuple(const py::handle& sequence) {
   return out;
 }
 
-// A tensor argument: its dtype and the TensorArg.
-DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out) {
+// torch's current stream of CUDA device `index` (a CUstream's value).
+uintptr_t current_cuda_stream(int index) {
+  static auto& current_stream = *new py::object(py::module_::import("torch.cuda").attr("current_stream"));
+  return attr(current_stream(index), "cuda_stream").cast<uintptr_t>();
+}
+
+// A `__cuda_array_interface__` typestr ("<f4", "|b1", ...) as a DType; nullopt when unsupported.
+std::optional<DType> cuda_array_dtype(const std::string& typestr) {
+  static const std::map<std::string, DType> types = {
+      {"f2", DType::float16}, {"f4", DType::float32}, {"f8", DType::float64}, {"i1", DType::int8},
+      {"i2", DType::int16},   {"i4", DType::int32},   {"i8", DType::int64},   {"u1", DType::uint8},
+      {"u2", DType::uint16},  {"u4", DType::uint32},  {"u8", DType::uint64},  {"b1", DType::boolean}};
+  if (typestr.size() != 3 || (typestr[0] != '<' && typestr[0] != '|')) return std::nullopt;
+  auto it = types.find(typestr.substr(1));
+  if (it == types.end()) return std::nullopt;
+  return it->second;
+}
+
+// A tensor argument: its dtype and the TensorArg. An object with `__cuda_array_interface__`
+// (CuPy's arrays) gives the stream its data is ordered on in `stream`, when it names one.
+DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out, std::optional<uintptr_t>& stream) {
   PyTypeObject* type = Py_TYPE(arg.ptr());
   DType dtype;
-  if (is_numpy_array_type(type)) {
+  if (!is_numpy_array_type(type) && !is_torch_type(type) && py::hasattr(arg, "__cuda_array_interface__")) {
+    py::dict cai = attr(arg, "__cuda_array_interface__");
+    std::string typestr = py::str(cai["typestr"]);
+    std::optional<DType> d = cuda_array_dtype(typestr);
+    if (!d) throw TypeError("'" + p.name + "' has the unsupported typestr " + typestr);
+    dtype = *d;
+    out.data = reinterpret_cast<void*>(py::tuple(cai["data"])[0].cast<uintptr_t>());
+    out.shape = int_tuple(py::tuple(cai["shape"]));
+    const int64_t item = dtype_bytes(dtype);
+    if (cai.contains("strides") && !cai["strides"].is_none()) {
+      out.strides = int_tuple(py::tuple(cai["strides"]));
+      for (int64_t& s : out.strides) {
+        if (s % item) throw ValueError("'" + p.name + "' has strides that are not whole elements");
+        s /= item;
+      }
+    } else {  // C-contiguous
+      out.strides.assign(out.shape.size(), 1);
+      for (size_t d = out.shape.size(); d-- > 1;) out.strides[d - 1] = out.strides[d] * out.shape[d];
+    }
+    if (cai.contains("stream") && !cai["stream"].is_none()) stream = cai["stream"].cast<uintptr_t>();
+    bool empty = false;
+    for (int64_t n : out.shape) empty = empty || n == 0;
+    // An empty array may have no memory to ask about; it is never touched.
+    out.cuda_device = out.data && !empty ? cuda::device_of_pointer(out.data) : 0;
+  } else if (is_numpy_array_type(type)) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
       PyErr_Clear();
@@ -170,8 +213,12 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out)
     dtype = *d;
   } else if (is_torch_type(type)) {
     if (!attr(arg, "is_cpu").cast<bool>()) {
-      throw ValueError("'" + p.name + "' is on the " + text_of(attr(attr(arg, "device"), "type")) +
-                       " device; NineToothed on OpenCL takes CPU tensors");
+      if (!attr(arg, "is_cuda").cast<bool>()) {
+        throw ValueError("'" + p.name + "' is on the " + text_of(attr(attr(arg, "device"), "type")) +
+                         " device; NineToothed takes CPU tensors (OpenCL) and CUDA tensors");
+      }
+      py::object index = attr(attr(arg, "device"), "index");
+      out.cuda_device = index.is_none() ? 0 : index.cast<int>();
     }
     py::object torch_dtype = attr(arg, "dtype");
     std::optional<DType> d;
@@ -290,15 +337,26 @@ class LaunchBinder {
     launch_args.reserve(params_.size());
     std::vector<int64_t> key;
     key.reserve(params_.size() + 2);
+    std::optional<uintptr_t> cai_stream;  // a CUDA array interface's
+    int cuda_device = -1;
     for (size_t i = 0; i < params_.size(); ++i) {
       const ParamSpec& p = params_[i];
       if (p.scalar) {
         launch_args.emplace_back(scalar_argument(p, args[i], key));
       } else {
         TensorArg t;
-        key.push_back(static_cast<int64_t>(tensor_argument(p, args[i], t)));
+        key.push_back(static_cast<int64_t>(tensor_argument(p, args[i], t, cai_stream)));
+        cuda_device = std::max(cuda_device, t.cuda_device);
         launch_args.emplace_back(std::move(t));
       }
+    }
+    // CUDA tensors: the launch goes on torch's current stream of their device (CuPy's arrays:
+    // the stream their interface names), ordered with the work around it.
+    void* stream = nullptr;
+    if (cai_stream) {
+      stream = reinterpret_cast<void*>(*cai_stream);
+    } else if (cuda_device >= 0) {
+      stream = reinterpret_cast<void*>(current_cuda_stream(cuda_device));
     }
     std::shared_ptr<CompiledKernel> compiled;
     if (auto it = compiled_.find(key); it != compiled_.end()) {
@@ -345,7 +403,7 @@ class LaunchBinder {
     }
     {
       py::gil_scoped_release release;
-      last_seconds_ = compiled->launch(launch_args, constexpr_values, config);
+      last_seconds_ = compiled->launch(launch_args, constexpr_values, config, stream);
     }
     std::string warning = DiskCache::instance().take_warning();
     if (warning.empty()) return std::nullopt;
@@ -356,7 +414,7 @@ class LaunchBinder {
   // The device time of the last launch from any thread (OpenCL profiling), or None.
   std::optional<double> last_seconds() const {
     double seconds = last_seconds_;
-    if (seconds < 0) return std::nullopt;
+    if (!(seconds >= 0)) return std::nullopt;  // none yet, or not known (a CUDA launch: NaN)
     return seconds;
   }
 

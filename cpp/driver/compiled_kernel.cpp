@@ -198,28 +198,33 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
 }
 
 double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
-                              const std::optional<SymbolValues>& config) {
-  std::shared_ptr<Device> device = current_device();
+                              const std::optional<SymbolValues>& config, void* cuda_stream) {
+  const LaunchTarget target = launch_target(args, cuda_stream);
+  auto run_prepared = [&](const Prepared& prepared) {
+    return target.cuda ? execute_cuda(prepared, args, target.stream, false) : execute(prepared, args);
+  };
   std::vector<int64_t> key;
   key.reserve(32);
   bool keyed = signature(args, constexpr_values, config, key);
+  key.push_back(target.cuda ? target.cuda->ordinal() : -1);
   if (keyed) {
     std::shared_ptr<const Prepared> prepared;
     {
       std::lock_guard lock(mutex_);
-      if (auto it = prepared_.find(key); it != prepared_.end() && it->second->device == device)
+      if (auto it = prepared_.find(key);
+          it != prepared_.end() && it->second->device == target.opencl && it->second->cuda == target.cuda)
         prepared = it->second;
     }
-    if (prepared) return execute(*prepared, args);
+    if (prepared) return run_prepared(*prepared);
   }
   Bound bound = bind(args, constexpr_values);
-  std::shared_ptr<const Prepared> prepared = prepare(bound, config ? *config : choose(bound, args));
+  std::shared_ptr<const Prepared> prepared = prepare(bound, config ? *config : choose(bound, args, target), target);
   if (keyed) {
     std::lock_guard lock(mutex_);
     if (prepared_.size() >= kMaxPrepared) prepared_.clear();
     prepared_[key] = prepared;
   }
-  return execute(*prepared, args);
+  return run_prepared(*prepared);
 }
 
 CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
@@ -348,23 +353,31 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
   }
   std::string joined;
   for (const std::string& o : options) joined += o + " ";
-  return joined + "-cl-mad-enable";
+  return joined;
 }
 
-double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args) {
-  return execute(*prepare(bound, meta), args);
+double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
+                           const LaunchTarget& target, bool timed) {
+  auto prepared = prepare(bound, meta, target);
+  return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args);
 }
 
-std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound,
-                                                                        const SymbolValues& meta) const {
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound, const SymbolValues& meta,
+                                                                        const LaunchTarget& target) const {
   const auto& params = plan_.params;
   auto prepared = std::make_shared<Prepared>();
-  prepared->device = current_device();
+  prepared->device = target.opencl;
+  prepared->cuda = target.cuda;
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
-  // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
-  prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
-  if (plan_.source.work_group_capable) {
+  if (target.cuda) {
+    prepare_cuda(*prepared, values, meta);
+  } else {
+    prepared->options += "-cl-mad-enable";
+    // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
+    prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
+  }
+  if (!target.cuda && plan_.source.work_group_capable) {
     size_t num_warps = plan_.num_warps;
     if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
       num_warps = static_cast<size_t>(tuned->second);

@@ -34,6 +34,7 @@
 #include "ir/ir.h"
 #include "lower/program_layout.h"
 #include "runtime/device.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/launch.h"
 
 namespace nt {
@@ -42,6 +43,17 @@ struct TensorArg {
   void* data = nullptr;  // the element at index (0, ..., 0)
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements, any sign
+  int cuda_device = -1;          // the ordinal of the CUDA device `data` is on; -1: host memory
+};
+
+// Where a launch runs: on an OpenCL device (host tensors), or on a CUDA device's stream (the
+// tensors all on that device): launch_target().
+struct LaunchTarget {
+  std::shared_ptr<Device> opencl;
+  std::shared_ptr<cuda::CudaDevice> cuda;
+  void* stream = nullptr;  // a CUstream (nullptr: the legacy default stream)
+  // What tuning choices are kept by.
+  std::string cache_key() const;
 };
 
 struct ScalarArg {
@@ -135,8 +147,14 @@ class CompiledKernel {
   // meta symbols take the configuration tuned for these arguments: chosen by
   // timing the candidates on scratch copies of the written tensors the first
   // time a key is seen, kept in memory and on disk (DiskCache "tuning").
+  // Tensors on a CUDA device run there, on `cuda_stream` (a CUstream; nullptr: the legacy default
+  // stream), without waiting for the kernel: the device time is then not known (NaN), but during
+  // tuning.
   double launch(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
-                const std::optional<SymbolValues>& config = std::nullopt);
+                const std::optional<SymbolValues>& config = std::nullopt, void* cuda_stream = nullptr);
+  // The kernel in CUDA C (made on first use; ValueError for a kernel made from a plan, or one
+  // that cannot run a program on a thread block).
+  const codegen::KernelSource& cuda_source() const;
 
   void set_max_num_configs(size_t n) { max_num_configs_ = n; }
   // Warps of 32 work-items per program where programs run on work-groups
@@ -165,6 +183,7 @@ class CompiledKernel {
   // signature, then looked up.
   struct Prepared {
     std::shared_ptr<Device> device;  // the (main) device it was made for
+    std::shared_ptr<cuda::CudaDevice> cuda;  // or the CUDA device
     std::string options;             // the build options
     size_t num_programs = 0;
     int64_t work = 0;                  // programs x block elements they access
@@ -172,16 +191,27 @@ class CompiledKernel {
     size_t work_items = 1;             // per program (lower/program_layout.h)
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
   };
-  std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta) const;
-  double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args);
+  std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
+                                          const LaunchTarget& target) const;
+  // prepare() for a CUDA device: its work-items, tensor cores and shared memory.
+  void prepare_cuda(Prepared& prepared, const SymbolMap& values, const SymbolValues& meta) const;
+  // The target of a launch with `args`: ValueError when tensors are on different devices.
+  LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
+  double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
+             const LaunchTarget& target, bool timed = false);
   double execute(const Prepared& prepared, const std::vector<LaunchArg>& args);
+  // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
+  // time (CUDA events), else NaN at once.
+  double execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args, void* stream, bool timed);
+  // Compiles (or finds) a prepared CUDA launch's kernel.
+  cuda::CUfunction cuda_function(const Prepared& prepared) const;
   // The prepared launch's device, or its single-threaded companion for a small launch.
   static std::shared_ptr<Device> target_device(const Prepared& prepared);
   // The launch's signature (appended to `key`); false when the arguments do
   // not fit the parameters (the slow path then says why).
   bool signature(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
                  const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const;
-  SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args);
+  SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args, const LaunchTarget& target);
   std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
 
   struct Built {
@@ -206,6 +236,8 @@ class CompiledKernel {
   size_t max_num_configs_ = 0;  // 0: the default cap
   std::atomic<size_t> last_work_items_{0};
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
+  mutable std::once_flag cuda_source_once_;
+  mutable std::optional<codegen::KernelSource> cuda_source_;
   std::vector<TuningRecord> report_;
 };
 

@@ -38,15 +38,50 @@ double seconds_of(const std::function<void()>& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Copies of the tensors a kernel writes, where tuning's candidates write instead: host memory,
+// or memory of the target's CUDA device (copied on its stream), freed when this goes.
+class ScratchOutputs {
+ public:
+  explicit ScratchOutputs(const LaunchTarget& target) : target_(target) {}
+  ScratchOutputs(const ScratchOutputs&) = delete;
+  ScratchOutputs& operator=(const ScratchOutputs&) = delete;
+  ~ScratchOutputs() {
+    if (device_.empty()) return;
+    const cuda::DriverApi& api = cuda::driver();
+    cuda::ScopedContext scoped(target_.cuda->context());
+    api.cuStreamSynchronize(static_cast<cuda::CUstream>(target_.stream));
+    for (cuda::CUdeviceptr p : device_) api.cuMemFree(p);
+  }
+  // A copy of the `bytes` at `base`.
+  char* copy_of(const char* base, size_t bytes) {
+    if (!target_.cuda) return host_.emplace_back(base, base + bytes).data();
+    const cuda::DriverApi& api = cuda::driver();
+    cuda::ScopedContext scoped(target_.cuda->context());
+    cuda::CUdeviceptr copy = 0;
+    cuda::check(api.cuMemAlloc(&copy, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+    device_.push_back(copy);
+    cuda::check(api.cuMemcpyDtoDAsync(copy, reinterpret_cast<uintptr_t>(base), bytes,
+                                      static_cast<cuda::CUstream>(target_.stream)),
+                "cuMemcpyDtoDAsync");
+    return reinterpret_cast<char*>(copy);
+  }
+
+ private:
+  const LaunchTarget& target_;
+  std::vector<std::vector<char>> host_;
+  std::vector<cuda::CUdeviceptr> device_;
+};
+
 }  // namespace
 
 void set_default_max_num_configs_for_testing(size_t n) { g_default_cap = n; }
 
 size_t num_timing_runs() { return g_timing_runs; }
 
-SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args) {
+SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args,
+                                    const LaunchTarget& target) {
   if (plan_.meta_symbols.empty()) return {};
-  std::string key = current_device()->cache_key() + "|" + bound.key;
+  std::string key = target.cache_key() + "|" + bound.key;
   if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
@@ -99,7 +134,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // by default they get kDefaultWarpConfigs more.
   const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
                           !plan_.source.symbols.count(kNumWarpsConfigKey) &&
-                          program_work_items(current_device()->info(), 0) > 1;
+                          (target.cuda || program_work_items(target.opencl->info(), 0) > 1);
   const size_t default_cap =
       g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
   const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
@@ -109,7 +144,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors
   // (nor applies atomics twice).
-  std::vector<std::vector<char>> scratch;
+  ScratchOutputs scratch(target);
   std::vector<LaunchArg> scratch_args = args;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!plan_.params[i].written || !std::holds_alternative<TensorArg>(args[i])) continue;
@@ -118,8 +153,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     if (span.empty) continue;
     int64_t item = dtype_bytes(plan_.params[i].dtype);
     const char* base = static_cast<const char*>(t.data) + span.lo * item;
-    scratch.emplace_back(base, base + span.elements() * item);
-    t.data = scratch.back().data() - span.lo * item;
+    t.data = scratch.copy_of(base, static_cast<size_t>(span.elements() * item)) - span.lo * item;
   }
 
   // Build the candidates in parallel (the device compiler runs on both
@@ -127,10 +161,13 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
-      builds.push_back(std::async(std::launch::async, [this, &bound, config] {
+      builds.push_back(std::async(std::launch::async, [this, &bound, &target, config] {
         try {  // for the device the candidate's launches will run on
-          auto prepared = prepare(bound, config);
-          ProgramCache::instance().get(*target_device(*prepared), plan_.source.source, prepared->options);
+          auto prepared = prepare(bound, config, target);
+          if (target.cuda)
+            cuda_function(*prepared);
+          else
+            ProgramCache::instance().get(*target_device(*prepared), plan_.source.source, prepared->options);
         } catch (const std::exception&) {
           // timed below as a failure
         }
@@ -147,10 +184,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
   // the kernel's own time on the device, when the device reports it (host transfers, the same
   // for every candidate and far longer on a discrete GPU, would drown the differences).
-  const bool device_time = !current_device()->info().is_cpu;
+  const bool device_time = target.cuda || !target.opencl->info().is_cpu;
   auto time_of = [&](const tune::Config& config) {
     double on_device = 0.0;
-    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args); });
+    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true); });
     return device_time && on_device > 0.0 ? on_device : wall;
   };
   TuningRecord record{key, {}, {}, false};
@@ -161,7 +198,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       check_interrupts();  // between candidates: nothing is half-written
       double seconds = std::numeric_limits<double>::infinity();
       try {
-        run(bound, config, scratch_args);  // warm-up
+        run(bound, config, scratch_args, target, true);  // warm-up
         seconds = time_of(config);
         g_timing_runs += 2;
         if (seconds < 1.25 * best) {

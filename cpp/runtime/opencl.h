@@ -20,12 +20,9 @@
 #include <string>
 #include <utility>
 
-namespace nt {
+#include "support/errors.h"
 
-// An OpenCL call failed (Python RuntimeError).
-struct RuntimeError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace nt {
 
 std::string cl_error_name(cl_int code);
 

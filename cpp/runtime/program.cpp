@@ -20,17 +20,16 @@ std::string build_log(const Device& device, cl_program program) {
   return log;
 }
 
-// Keep a failing source where the user can read it; return its path.
-std::string save_failed_source(const std::string& source) {
+}  // namespace
+
+std::string save_failed_source(const std::string& source, const std::string& extension) {
   auto directory = std::filesystem::temp_directory_path() / "ninetoothed";
   std::error_code error;
   std::filesystem::create_directories(directory, error);
-  auto path = directory / ("failed_" + std::to_string(std::hash<std::string>()(source)) + ".cl");
+  auto path = directory / ("failed_" + std::to_string(std::hash<std::string>()(source)) + extension);
   std::ofstream(path) << source;
   return path.string();
 }
-
-}  // namespace
 
 ClProgram build_program(const Device& device, const std::string& source, const std::string& options) {
   const char* text = source.c_str();
@@ -42,7 +41,7 @@ ClProgram build_program(const Device& device, const std::string& source, const s
   status = clBuildProgram(program.get(), 1, &id, options.c_str(), nullptr, nullptr);
   if (status == CL_BUILD_PROGRAM_FAILURE || status == CL_INVALID_BUILD_OPTIONS) {
     throw BuildError("OpenCL build failed (" + cl_error_name(status) + ") with options '" + options +
-                     "'; source saved to " + save_failed_source(source) + "\nbuild log:\n" +
+                     "'; source saved to " + save_failed_source(source, ".cl") + "\nbuild log:\n" +
                      build_log(device, program.get()));
   }
   check(status, "clBuildProgram");

@@ -26,6 +26,10 @@ struct BuildError : RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
+// Keeps a source that failed to build where the user can read it (the temporary directory's
+// ninetoothed/failed_<hash><extension>); returns its path.
+std::string save_failed_source(const std::string& source, const std::string& extension);
+
 ClProgram build_program(const Device& device, const std::string& source, const std::string& options);
 
 class ProgramCache {

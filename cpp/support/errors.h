@@ -27,4 +27,9 @@ struct ZeroDivisionError : std::domain_error {
   using std::domain_error::domain_error;
 };
 
+// A device call (OpenCL, CUDA) failed (Python RuntimeError).
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace nt

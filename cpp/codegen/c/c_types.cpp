@@ -36,18 +36,31 @@ inline ushort nt_float_to_bf16(float x) {
   return (ushort)(u >> 16);
 }
 inline float nt_round_bf16(float x) { return nt_bf16_to_float(nt_float_to_bf16(x)); }
+// Philox4x32 with `rounds` rounds of counter (c0, c1, c2, c3) under key (k0, k1). Scalars, no
+// vector literals: the same text is OpenCL C and CUDA C.
+inline uint4 nt_philox_rounds(uint c0, uint c1, uint c2, uint c3, uint k0, uint k1, uint rounds) {
+  for (uint round = 0; round < rounds; ++round) {
+    uint hi0 = mul_hi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    uint hi1 = mul_hi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  uint4 c;
+  c.x = c0;
+  c.y = c1;
+  c.z = c2;
+  c.w = c3;
+  return c;
+}
 // Philox4x32-10 of counter (offset, 0) under key seed: uniform [0, 1) from its
 // first word, a standard normal from its first two (Box-Muller).
 inline uint4 nt_philox(long seed, long offset) {
-  uint4 c = (uint4)((uint)offset, (uint)((ulong)offset >> 32), 0u, 0u);
-  uint2 k = (uint2)((uint)seed, (uint)((ulong)seed >> 32));
-  for (int round = 0; round < 10; ++round) {
-    uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
-    uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
-    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
+  return nt_philox_rounds((uint)offset, (uint)((ulong)offset >> 32), 0u, 0u, (uint)seed,
+                          (uint)((ulong)seed >> 32), 10u);
 }
 inline float nt_uniform(uint bits) { return (float)(bits >> 8) * 0x1.0p-24f; }
 inline float nt_rand(long seed, long offset) { return nt_uniform(nt_philox(seed, offset).x); }

@@ -121,18 +121,6 @@ inline __attribute__((always_inline)) float nt_log_f(float x) {
   const float y = s * (hfsq + t1 + t2) + k * 9.0580006145e-06f - hfsq + f + k * 6.9313812256e-01f;
   return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
 }
-// Philox4x32 with `rounds` rounds (nt_philox above is 10 rounds of (offset, 0) under seed).
-inline uint4 nt_philox_rounds(uint c0, uint c1, uint c2, uint c3, uint k0, uint k1, uint rounds) {
-  uint4 c = (uint4)(c0, c1, c2, c3);
-  uint2 k = (uint2)(k0, k1);
-  for (uint round = 0; round < rounds; ++round) {
-    uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
-    uint hi1 = mul_hi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
-    c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
 )";
 
 namespace {
