@@ -115,6 +115,11 @@ class Kernel:
         return self._most_recent().source
 
     @property
+    def cuda_source(self):
+        """The CUDA C of the most recently used specialisation (what runs on CUDA tensors)."""
+        return self._most_recent().cuda_source
+
+    @property
     def ir(self):
         """The lowered kernel IR of the most recently used specialisation, as text."""
         return self._most_recent().ir
@@ -124,7 +129,8 @@ class Kernel:
     def __call__(self, *args, **constexpr_values):
         # One call into the core (cpp/bindings/launch_bindings.cpp): it converts the
         # arguments (torch CPU tensors and numpy arrays by pointer, shape and strides in
-        # elements; scalars: bool and int as int64, float as float32, or the parameter's
+        # elements; torch CUDA tensors and CuPy arrays likewise, launched on their device's
+        # current stream; scalars: bool and int as int64, float as float32, or the parameter's
         # declared dtype; a 0-dim torch tensor or numpy value by its item()), finds the
         # specialisation for their dtypes and constexpr values (tracing a new one through
         # self._specialize), checks the constexpr keywords and the pinned configuration,
@@ -136,7 +142,8 @@ class Kernel:
     @property
     def last_launch_seconds(self):
         """The device's execution time of the last launch in seconds (OpenCL profiling; host copies and
-        argument handling excluded), or None before the first launch."""
+        argument handling excluded), or None before the first launch and after a launch on CUDA
+        tensors (which does not wait for its kernel)."""
         return self._binder.last_launch_seconds
 
     def pin(self, config):

@@ -4,8 +4,11 @@
 # headers and libOpenCL.so.1 from the CUDA toolkit), registers NVIDIA's OpenCL driver in
 # /etc/OpenCL/vendors/nvidia.icd when missing, runs kernel tests on the NVIDIA device
 # (NINETOOTHED_DEVICE=NVIDIA), then prints the GPU benchmark table (benchmarks/gpu.py).
-# Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] scripts/gpu/run.sh [pytest files...]
-#   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark)
+# Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] [GPU_TEST_JOBS=n] [NINETOOTHED_TEST_DEVICE=cuda]
+#        scripts/gpu/run.sh [pytest files...]
+#   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark; GPU_TEST_JOBS
+#   runs test files on n processes where pytest-xdist is installed; NINETOOTHED_TEST_DEVICE=cuda
+#   runs every kernel call of the tests on CUDA tensors, tests/python/conftest.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
@@ -31,7 +34,11 @@ if [ $# -eq 0 ]; then set -- tests/python/test_kernels_tutorial.py tests/python/
 echo "[gpu] tests: $*"
 # GPU_TEST_SECONDS bounds the tests, so that the benchmark still runs within a lent machine's limit.
 status=0
-timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider "$@" || status=$?
+PARALLEL=()
+if [ -n "${GPU_TEST_JOBS:-}" ] && "$PYTHON" -c "import xdist" 2>/dev/null; then
+  PARALLEL=(-n "$GPU_TEST_JOBS" --dist loadfile)
+fi
+timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider "${PARALLEL[@]}" "$@" || status=$?
 [ $status -eq 0 ] || echo "[gpu] tests failed or timed out (exit $status)"
 [ "${GPU_BENCHMARK:-1}" = 0 ] && exit $status
 echo "[gpu] benchmark"

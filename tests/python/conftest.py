@@ -53,3 +53,43 @@ if os.environ.get("NINETOOTHED_PROGRAM_LAYOUT") == "work-group":
     import ninetoothed
 
     ninetoothed._core.set_default_max_num_configs_for_testing(2)
+
+
+if os.environ.get("NINETOOTHED_TEST_DEVICE") == "cuda":
+    # The kernel tests on CUDA tensors (scripts/gpu/): every kernel call's torch and numpy
+    # arguments are moved to cuda:0 as they are (each tensor's whole storage, so views keep
+    # their strides and offsets and arguments that share memory still do), the kernel runs on
+    # the CUDA target, and what it wrote is copied back. Data and references are the tests' own.
+    import ninetoothed.kernel
+
+    _host_call = ninetoothed.kernel.Kernel.__call__
+
+    def _on_cuda(arg, storages):
+        import numpy
+        import torch
+
+        if isinstance(arg, numpy.ndarray):
+            arg = torch.from_numpy(arg)
+        if not isinstance(arg, torch.Tensor) or arg.device.type != "cpu" or arg.dim() == 0:
+            return arg
+        storage = arg.untyped_storage()
+        key = storage.data_ptr()
+        if key not in storages:
+            whole = torch.empty(0, dtype=torch.uint8).set_(storage)
+            storages[key] = (whole, whole.to("cuda"))
+        device_bytes = storages[key][1]
+        view = torch.empty(0, dtype=arg.dtype, device="cuda").set_(
+            device_bytes.untyped_storage(), arg.storage_offset(), arg.shape, arg.stride()
+        )
+        return view
+
+    def _call_on_cuda(self, *args, **constexpr_values):
+        storages = {}
+        moved = [_on_cuda(a, storages) for a in args]
+        try:
+            return _host_call(self, *moved, **constexpr_values)
+        finally:
+            for host, device in storages.values():
+                host.copy_(device.cpu())
+
+    ninetoothed.kernel.Kernel.__call__ = _call_on_cuda
