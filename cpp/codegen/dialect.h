@@ -23,6 +23,11 @@ struct Dialect {
   std::string_view private_pointer;
   // Before a declaration of work-group memory at kernel scope: `__local `.
   std::string_view local_declaration;
+  // Where work-group memory is one buffer sized at launch instead (CUDA's dynamic shared
+  // memory, which may exceed the 48 KiB a kernel may declare): its declaration and its name.
+  // Each array is then a pointer into it, 16-byte aligned; empty: declared one by one.
+  std::string_view dynamic_local_base;
+  std::string_view dynamic_local_name;
   // Before a helper function of the preambles, in place of `inline`.
   std::string_view helper;
   // The program (work-group) id, the work-item's id in it, and the global id, as long.

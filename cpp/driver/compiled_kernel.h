@@ -189,6 +189,7 @@ class CompiledKernel {
     int64_t work = 0;                  // programs x block elements they access
     int64_t private_bytes = 0;         // per program
     size_t work_items = 1;             // per program (lower/program_layout.h)
+    size_t shared_bytes = 0;           // CUDA: the dynamic shared memory of a program
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,

@@ -83,9 +83,10 @@ void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values, c
   if (!shared || static_cast<size_t>(std::max<int64_t>(*shared, 0)) > device.shared_memory_per_block()) {
     throw ValueError("this configuration needs " + (shared ? std::to_string(*shared) : std::string("an unknown number of")) +
                      " bytes of shared memory per program, more than the " +
-                     std::to_string(device.shared_memory_per_block()) + " a CUDA thread block may declare on " +
-                     device.name() + "; use smaller block sizes");
+                     std::to_string(device.shared_memory_per_block()) + " a thread block may have on " + device.name() +
+                     "; use smaller block sizes");
   }
+  prepared.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
   prepared.options += "-DNT_WORK_ITEMS=" + std::to_string(items);
   if (mma) prepared.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
 }
@@ -174,7 +175,8 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
   }
   cuda::CUresult launched =
       api.cuLaunchKernel(function, static_cast<unsigned>(prepared.num_programs), 1, 1,
-                         static_cast<unsigned>(prepared.work_items), 1, 1, 0, cu_stream, pointers.data(), nullptr);
+                         static_cast<unsigned>(prepared.work_items), 1, 1, static_cast<unsigned>(prepared.shared_bytes),
+                         cu_stream, pointers.data(), nullptr);
   last_work_items_ = prepared.work_items;
   double seconds = std::numeric_limits<double>::quiet_NaN();
   if (timed) {

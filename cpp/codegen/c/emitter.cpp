@@ -116,6 +116,7 @@ KernelSource Emitter::run() {
   src << d_.kernel << " " << out.name << "(";
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
   src << ") {\n";
+  if (!local_decls_.empty() && !d_.dynamic_local_base.empty()) src << "  " << d_.dynamic_local_base << "\n";
   for (const std::string& line : local_decls_) src << "  " << line << "\n";
   std::string body = body_.str();
   std::string next_program;  // emit_prefetches()

@@ -271,6 +271,10 @@ class Emitter : public EmitContext {
                  const std::string& what, const std::string& key = "");
   // A scalar that work-item 0 may set for all (Mode::WorkGroup: in local memory).
   void new_scalar(const std::string& name, DType dtype);
+  // Declares work-group memory at kernel scope: an array of `count` (C) elements of `type`, or a
+  // scalar (`count` empty), of at most `bytes` bytes, in the dialect's form.
+  void declare_local(const std::string& type, const std::string& name, const std::string& count, Expr bytes,
+                     const std::string& attributes = "");
   static int c_size(const std::string& ct);
   bool is_distributed(const std::string& name) const;
   // Code that one work-item runs for the work-group (block operations, atomics, prints):
@@ -510,6 +514,7 @@ class Emitter : public EmitContext {
   std::set<std::string> mma_shapes_;                       // collect_mma_shapes()
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
+  std::string local_end_ = "0";           // the dynamic buffer's bytes in use (C), where the dialect has one
   Expr local_bytes_ = Expr(0);
   std::set<int> reread_params_;  // stored and then loaded or stored again: before_store(), after_store()
   std::map<std::string, int> load_uses_;     // load_key() -> how many times the kernel reads it

@@ -138,8 +138,7 @@ void Emitter::new_array(const std::string& name, const std::vector<Expr>& shape,
   std::string count = array_size(shape, what);
   Expr n = Expr(1);
   for (const Expr& s : shape) n = mul(n, s);
-  local_bytes_ = add(local_bytes_, mul(n, static_cast<int64_t>(c_size(ct))));
-  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + "[" + count + "];");
+  declare_local(ct, name, count, mul(n, static_cast<int64_t>(c_size(ct))));
 }
 
 void Emitter::new_scalar(const std::string& name, DType dtype) {
@@ -148,8 +147,28 @@ void Emitter::new_scalar(const std::string& name, DType dtype) {
     line_(ct + " " + name + ";");
     return;
   }
-  local_bytes_ = add(local_bytes_, Expr(static_cast<int64_t>(c_size(ct))));
-  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + ";");
+  declare_local(ct, name, "", Expr(static_cast<int64_t>(c_size(ct))));
+}
+
+void Emitter::declare_local(const std::string& type, const std::string& name, const std::string& count, Expr bytes,
+                            const std::string& attributes) {
+  if (d_.dynamic_local_base.empty()) {
+    local_bytes_ = add(local_bytes_, bytes);
+    local_decls_.push_back(std::string(d_.local_declaration) + type + " " + name +
+                           (count.empty() ? "" : "[" + count + "]") + attributes + ";");
+    return;
+  }
+  // One dynamic buffer, carved into 16-byte-aligned pieces; 15 bytes of padding counted each.
+  local_bytes_ = add(local_bytes_, add(bytes, int64_t{15}));
+  const std::string base = std::string(d_.dynamic_local_name) + " + " + local_end_;
+  if (count.empty())
+    local_decls_.push_back(type + "& " + name + " = *(" + type + "*)(" + base + ");");
+  else
+    local_decls_.push_back(type + "* " + name + " = (" + type + "*)(" + base + ");");
+  const std::string end = fresh("nt_local_end");
+  local_decls_.push_back("const long " + end + " = (" + local_end_ + " + (long)sizeof(" + type + ")" +
+                         (count.empty() ? "" : " * (" + count + ")") + " + 15) / 16 * 16;");
+  local_end_ = end;
 }
 
 int Emitter::c_size(const std::string& ct) { return ct == "double" || ct == "long" || ct == "ulong" ? 8 : 4; }
@@ -273,12 +292,8 @@ void Emitter::emit_reduce_rows(const Value& v) {
   const Expr columns = shape.empty() ? Expr(1) : shape.back();
   const Expr entries =
       min(mul(rows, work_items), add(mul(rows, min(work_items, mul(columns, int64_t{2}))), work_items));
-  local_decls_.push_back(std::string(d_.local_declaration) + at + " " + parts + "[" + R + " * " + W + "];");
-  local_bytes_ = add(local_bytes_, mul(entries, int64_t{8}));
-  if (arg) {
-    local_decls_.push_back(std::string(d_.local_declaration) + "int " + bests + "[" + R + " * " + W + "];");
-    local_bytes_ = add(local_bytes_, mul(entries, int64_t{4}));
-  }
+  declare_local(at, parts, R + " * " + W, mul(entries, int64_t{8}));
+  if (arg) declare_local("int", bests, R + " * " + W, mul(entries, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
   barrier();
   open("");
@@ -365,13 +380,9 @@ void Emitter::emit_reduce_group(const Value& v) {
   for (const Expr& s : reduced) reduced_count = mul(reduced_count, s);
   std::string K = c(simplify(kept_count, env_)), R = c(simplify(reduced_count, env_));
   std::string parts = fresh("nt_parts"), best_parts = fresh("nt_bests");
-  local_decls_.push_back(std::string(d_.local_declaration) + at + " " + parts + "[NT_WORK_ITEMS];");
   const Expr work_items = var(kWorkItemsSymbol);
-  local_bytes_ = add(local_bytes_, mul(work_items, int64_t{8}));
-  if (arg) {
-    local_decls_.push_back(std::string(d_.local_declaration) + "int " + best_parts + "[NT_WORK_ITEMS];");
-    local_bytes_ = add(local_bytes_, mul(work_items, int64_t{4}));
-  }
+  declare_local(at, parts, "NT_WORK_ITEMS", mul(work_items, int64_t{8}));
+  if (arg) declare_local("int", best_parts, "NT_WORK_ITEMS", mul(work_items, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });
   // Work-items per row (a power of two): as many as the row has elements, up to the
   // work-group, but fewer when there are many rows.

@@ -68,10 +68,9 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
   const Expr rows = v->type.shape[0],
              padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
-  local_bytes_ = add(local_bytes_, mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  local_decls_.push_back(std::string(d_.local_declaration) + ct + " " + name + "[" + c(simplify(rows, env_)) + " * (" + pitch +
-                         ")] __attribute__((aligned(8)));");
+  declare_local(ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
+                mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))), " __attribute__((aligned(8)))");
   barrier();
   nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
     line_(name + "[" + c(i[0]) + " * (" + pitch + ") + " + c(i[1]) + "] = (" + ct + ")(" + elem(v, i) + ");");

@@ -149,6 +149,8 @@ const Dialect& cuda_dialect() {
       .local_pointer = "",
       .private_pointer = "",
       .local_declaration = "__shared__ ",
+      .dynamic_local_base = "extern __shared__ __align__(16) char nt_shared[];",
+      .dynamic_local_name = "nt_shared",
       .helper = "NT_D",
       .group_id = "blockIdx.x",
       .local_id = "threadIdx.x",

@@ -62,6 +62,7 @@ const Loaded<DriverApi>& loaded_driver() {
               read_symbol(h, "cuModuleUnload", a.cuModuleUnload, e) &&
               read_symbol(h, "cuModuleGetFunction", a.cuModuleGetFunction, e) &&
               read_symbol(h, "cuFuncGetAttribute", a.cuFuncGetAttribute, e) &&
+              read_symbol(h, "cuFuncSetAttribute", a.cuFuncSetAttribute, e) &&
               read_symbol(h, "cuLaunchKernel", a.cuLaunchKernel, e) &&
               read_symbol(h, "cuEventCreate", a.cuEventCreate, e) &&
               read_symbol(h, "cuEventRecord", a.cuEventRecord, e) &&

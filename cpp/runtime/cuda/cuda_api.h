@@ -41,6 +41,7 @@ inline constexpr int kPointerAttributeDeviceOrdinal = 9;
 inline constexpr int kFuncAttributeSharedSizeBytes = 1;
 inline constexpr int kFuncAttributeNumRegs = 4;
 inline constexpr int kFuncAttributeMaxThreadsPerBlock = 0;
+inline constexpr int kFuncAttributeMaxDynamicSharedSizeBytes = 8;
 inline constexpr unsigned kEventDefault = 0;
 inline constexpr unsigned kEventDisableTiming = 2;
 
@@ -60,6 +61,7 @@ struct DriverApi {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
   CUresult (*cuEventCreate)(CUevent*, unsigned);

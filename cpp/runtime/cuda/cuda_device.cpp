@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "runtime/cuda/nvrtc_compile.h"
@@ -38,7 +39,10 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   compute_capability_ = 10 * attribute(kComputeCapabilityMajor) + attribute(kComputeCapabilityMinor);
   multiprocessors_ = attribute(kMultiprocessorCount);
   max_threads_per_block_ = attribute(kMaxThreadsPerBlock);
-  shared_memory_per_block_ = static_cast<size_t>(attribute(kMaxSharedMemoryPerBlock));
+  // Dynamic shared memory up to the opt-in limit (227 KiB on Hopper): function() raises each
+  // kernel's limit to it.
+  shared_memory_per_block_ = static_cast<size_t>(
+      std::max(attribute(kMaxSharedMemoryPerBlock), attribute(kMaxSharedMemoryPerBlockOptin)));
 }
 
 std::string CudaDevice::architecture() const {
@@ -65,6 +69,9 @@ CUfunction CudaDevice::function(const std::string& source, const std::string& op
   check(driver().cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");  // kept for the process
   CUfunction function = nullptr;
   check(driver().cuModuleGetFunction(&function, module, name.c_str()), "cuModuleGetFunction");
+  check(driver().cuFuncSetAttribute(function, kFuncAttributeMaxDynamicSharedSizeBytes,
+                                    static_cast<int>(shared_memory_per_block_)),
+        "cuFuncSetAttribute");
   functions_.emplace(key, function);
   return function;
 }

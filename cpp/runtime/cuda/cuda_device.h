@@ -31,7 +31,7 @@ class CudaDevice {
   std::string architecture() const;
   int multiprocessors() const { return multiprocessors_; }
   int max_threads_per_block() const { return max_threads_per_block_; }
-  // Static __shared__ memory a kernel may declare (48 KiB on every device since Kepler).
+  // The dynamic shared memory a thread block may have (the opt-in limit: 227 KiB on Hopper).
   size_t shared_memory_per_block() const { return shared_memory_per_block_; }
   // What tuning and the disk cache key choices by.
   std::string cache_key() const;
