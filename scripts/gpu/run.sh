@@ -6,7 +6,8 @@
 # (NINETOOTHED_DEVICE=NVIDIA), then prints the GPU benchmark table (benchmarks/gpu.py).
 # Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] [GPU_TEST_JOBS=n] [NINETOOTHED_TEST_DEVICE=cuda]
 #        scripts/gpu/run.sh [pytest files...]
-#   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark; GPU_TEST_JOBS
+#   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark, =cuda runs
+#   benchmarks/gpu_cuda.py instead of benchmarks/gpu.py; GPU_TEST_JOBS
 #   runs test files on n processes where pytest-xdist is installed; NINETOOTHED_TEST_DEVICE=cuda
 #   runs every kernel call of the tests on CUDA tensors, tests/python/conftest.py)
 set -euo pipefail
@@ -42,5 +43,9 @@ timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider 
 [ $status -eq 0 ] || echo "[gpu] tests failed or timed out (exit $status)"
 [ "${GPU_BENCHMARK:-1}" = 0 ] && exit $status
 echo "[gpu] benchmark"
-"$PYTHON" benchmarks/gpu.py
+if [ "${GPU_BENCHMARK:-1}" = cuda ]; then
+  "$PYTHON" benchmarks/gpu_cuda.py  # CUDA tensors: ours, upstream NineToothed (.upstream/src), torch
+else
+  "$PYTHON" benchmarks/gpu.py
+fi
 exit $status

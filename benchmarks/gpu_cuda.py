@@ -1,0 +1,139 @@
+"""CUDA tensors, side by side: our kernels (CUDA C through NVRTC), upstream NineToothed (Triton) and
+torch, in one run, on one GPU.
+
+Run by scripts/gpu/run.sh (GPU_BENCHMARK=cuda) on a machine with an NVIDIA GPU. Every kernel is the
+tutorial's (examples/tutorial_kernels.py for ours; the same arrangement and application made with
+upstream's `ninetoothed.make` when its `src/` is importable: UPSTREAM_SRC, default .upstream/src).
+Each row's result is checked against torch first. "per call" is the host's wall time of one call as a
+user makes it (arguments, launch), over a loop of calls with the stream synchronised only at its end;
+"device" is the GPU time per call from CUDA events around such a loop. Rates are from the device
+time: bytes read and written once, or 2mnk FLOPs.
+"""
+
+import importlib
+import os
+import sys
+import time
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "python")]
+
+import ninetoothed  # noqa: E402
+from tutorial_kernels import (  # noqa: E402
+    add_application,
+    add_arrangement,
+    add_kernel,
+    matmul_application,
+    matmul_arrangement,
+    matmul_kernel,
+    softmax_application,
+    softmax_arrangement,
+    softmax_kernel,
+)
+
+LOOP = int(os.environ.get("GPU_BENCH_LOOP", "50"))
+
+
+def upstream_kernels():
+    """The tutorial's kernels made by upstream NineToothed, or None where it cannot be imported."""
+    src = os.environ.get("UPSTREAM_SRC", os.path.join(ROOT, ".upstream", "src"))
+    if not os.path.isdir(src):
+        return None
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "ninetoothed"}
+    for name in saved:
+        del sys.modules[name]
+    sys.path.insert(0, src)
+    try:
+        upstream = importlib.import_module("ninetoothed")
+        Tensor = upstream.Tensor
+        made = {
+            "add": upstream.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1))),
+            "softmax": upstream.make(
+                softmax_arrangement, softmax_application, (Tensor(2, other=float("-inf")), Tensor(2))
+            ),
+            "matmul": upstream.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
+        }
+    except Exception as error:  # noqa: BLE001 - the table says why the column is empty
+        print(f"upstream NineToothed not usable: {error!r}")
+        made = None
+    finally:
+        sys.path.remove(src)
+        for name in [n for n in sys.modules if n.split(".")[0] == "ninetoothed"]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+    return made
+
+
+def timed(call):
+    """(host seconds per call, device seconds per call) over LOOP calls."""
+    call()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin = time.perf_counter()
+    start.record()
+    for _ in range(LOOP):
+        call()
+    stop.record()
+    host = (time.perf_counter() - begin) / LOOP
+    torch.cuda.synchronize()
+    return host, start.elapsed_time(stop) * 1e-3 / LOOP
+
+
+def best(call, repeats=3):
+    runs = [timed(call) for _ in range(repeats)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def cases():
+    n = 1 << 24
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    yield "add 16M f32", "add", (x, y, torch.empty_like(x)), {}, lambda: x + y, 3 * 4 * n, None
+    x3, y3 = torch.randn(3, device="cuda"), torch.randn(3, device="cuda")
+    yield "add 3 f32 (launch)", "add", (x3, y3, torch.empty_like(x3)), {}, lambda: x3 + y3, None, None
+    rows = torch.randn(4096, 4096, device="cuda")
+    yield ("softmax 4096^2 f32", "softmax", (rows, torch.empty_like(rows)), {"BLOCK_SIZE": 4096},
+           lambda: torch.softmax(rows, dim=-1), 2 * 4 * rows.numel(), None)
+    a, b = torch.randn(2048, 2048, device="cuda"), torch.randn(2048, 2048, device="cuda")
+    yield "matmul 2048^2 f32", "matmul", (a, b, torch.empty_like(a)), {}, lambda: a @ b, None, 2 * 2048**3
+    a16, b16 = a.half().repeat(2, 2), b.half().repeat(2, 2)
+    yield ("matmul 4096^2 f16", "matmul", (a16, b16, torch.empty_like(a16)), {},
+           lambda: (a16.float() @ b16.float()).half(), None, 2 * 4096**3)
+
+
+def main():
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ours = {"add": add_kernel, "softmax": softmax_kernel, "matmul": matmul_kernel}
+    upstream = upstream_kernels()
+    print(f"device: {torch.cuda.get_device_name()}; {LOOP} calls a loop, best of 3; times per call in ms")
+    header = "| kernel | ours per call | ours device | upstream per call | upstream device | torch per call | ours rate |"
+    print(header)
+    print("|" + " --- |" * (header.count("|") - 1))
+    for name, which, args, keywords, reference, bytes_moved, flops in cases():
+        kernel = ours[which]
+        kernel(*args, **keywords)  # builds and tunes
+        expected = reference()
+        tolerance = 2e-2 if args[0].dtype == torch.float16 else 1e-3
+        torch.testing.assert_close(args[-1], expected, rtol=tolerance, atol=tolerance)
+        mine = best(lambda: kernel(*args, **keywords))
+        theirs = ("", "")
+        if upstream is not None:
+            try:
+                upstream[which](*args, **keywords)
+                torch.testing.assert_close(args[-1], expected, rtol=tolerance, atol=tolerance)
+                theirs = tuple(f"{t * 1e3:.4f}" for t in best(lambda: upstream[which](*args, **keywords)))
+            except Exception as error:  # noqa: BLE001
+                theirs = (f"failed: {type(error).__name__}", "")
+        torch_time = best(reference)
+        rate = ""
+        if bytes_moved:
+            rate = f"{bytes_moved / mine[1] / 1e12:.2f} TB/s"
+        elif flops:
+            rate = f"{flops / mine[1] / 1e12:.1f} TFLOP/s"
+        print(f"| {name} | {mine[0] * 1e3:.4f} | {mine[1] * 1e3:.4f} | {theirs[0]} | {theirs[1]} | "
+              f"{torch_time[0] * 1e3:.4f} | {rate} |")
+
+
+if __name__ == "__main__":
+    main()
