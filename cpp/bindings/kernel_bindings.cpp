@@ -298,6 +298,8 @@ void bind_kernel(py::module_& m) {
            py::arg("launch_plan"),
            "A kernel from a launch plan's text (what an ahead-of-time library embeds).")
       .def_property_readonly("source", &CompiledKernel::source)
+      .def_property_readonly("last_options", &CompiledKernel::last_options,
+                             "The build options of the last launch (its configuration's macros).")
       .def_property_readonly(
           "cuda_source", [](const CompiledKernel& k) { return k.cuda_source().source; },
           "The kernel in CUDA C, as NVRTC compiles it for CUDA tensors (made on first use).")

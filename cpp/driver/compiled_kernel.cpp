@@ -574,6 +574,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
   last_work_items_ = prepared.work_items;
   // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
   std::lock_guard lock(mutex_);
+  last_options_ = joined;
   if (device_ == prepared.device) {
     Built& built = built_[small].try_emplace(joined, Built{*program, {}}).first->second;
     constexpr size_t kIdleLaunchers = 8;

@@ -164,6 +164,11 @@ class CompiledKernel {
     plan_.num_warps = n;
     prepared_.clear();  // they hold the work-items of the old value
   }
+  // The build options of the last launch (its configuration's macros).
+  std::string last_options() const {
+    std::lock_guard lock(mutex_);
+    return last_options_;
+  }
   // The work-items each program of the last launch ran on (1: one work-item per program).
   size_t last_work_items() const { return last_work_items_; }
   std::vector<TuningRecord> tuning_report() const {
@@ -236,6 +241,7 @@ class CompiledKernel {
   std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Prepared>, KeyHash> prepared_;
   size_t max_num_configs_ = 0;  // 0: the default cap
   std::atomic<size_t> last_work_items_{0};
+  std::string last_options_;
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   mutable std::once_flag cuda_source_once_;
   mutable std::optional<codegen::KernelSource> cuda_source_;

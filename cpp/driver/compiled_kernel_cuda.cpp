@@ -178,6 +178,10 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
                          static_cast<unsigned>(prepared.work_items), 1, 1, static_cast<unsigned>(prepared.shared_bytes),
                          cu_stream, pointers.data(), nullptr);
   last_work_items_ = prepared.work_items;
+  {
+    std::lock_guard lock(mutex_);
+    last_options_ = prepared.options;
+  }
   double seconds = std::numeric_limits<double>::quiet_NaN();
   if (timed) {
     if (launched == 0) {

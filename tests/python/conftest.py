@@ -93,3 +93,30 @@ if os.environ.get("NINETOOTHED_TEST_DEVICE") == "cuda":
                 host.copy_(device.cpu())
 
     ninetoothed.kernel.Kernel.__call__ = _call_on_cuda
+
+
+if os.environ.get("NINETOOTHED_CHECK_CUDA_SOURCES"):
+    # On a machine without a GPU: after every kernel call, the CUDA C of the same kernel is
+    # generated and compiled by NVRTC (when it can be loaded) for a Hopper GPU with the call's own
+    # configuration, on 4 warps, with and without tensor cores; an error fails the test.
+    import re
+
+    import ninetoothed.kernel
+    from ninetoothed import _core
+
+    _checked_call = ninetoothed.kernel.Kernel.__call__
+    _compiled_sources = set()
+
+    def _call_and_check_cuda(self, *args, **constexpr_values):
+        result = _checked_call(self, *args, **constexpr_values)
+        compiled = self._binder.last
+        source = compiled.cuda_source
+        options = re.sub(r"-cl-mad-enable|-DNT_VECTOR_BYTES=\S+|-DNT_WORK_ITEMS=\S+|-DNT_MMA_\S+", "", compiled.last_options)
+        if _core.nvrtc_available():
+            for extra in (" -DNT_WORK_ITEMS=128", " -DNT_WORK_ITEMS=128 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"):
+                if (source, options + extra) not in _compiled_sources:
+                    _core.compile_cuda(source, options + extra, "sm_90a")
+                    _compiled_sources.add((source, options + extra))
+        return result
+
+    ninetoothed.kernel.Kernel.__call__ = _call_and_check_cuda
