@@ -129,7 +129,9 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
 }
 
 std::string Emitter::stream_test(const std::vector<Expr>& index) {
-  if (!stream_store_ || !fast_ || group_ || !stream_store_->access->per_element.empty()) return "";
+  // Streams are a CPU's (one work-item a program): none where the target has no such form.
+  if (!d_.work_item_form || !stream_store_ || !fast_ || group_ || !stream_store_->access->per_element.empty())
+    return "";
   const int param = stream_store_->param;
   DType dt = k_.params[param].dtype;
   if (dt != DType::float32 && dt != DType::int32 && dt != DType::uint32) return "";
