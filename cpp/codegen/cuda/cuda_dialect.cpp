@@ -73,6 +73,10 @@ NT_D float native_log(float x) { return __logf(x); }
 NT_D float native_log2(float x) { return __log2f(x); }
 NT_D float native_log10(float x) { return __log10f(x); }
 NT_D float native_divide(float a, float b) { return __fdividef(a, b); }
+#define NT_CLAMP(T) NT_D T clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+NT_CLAMP(int) NT_CLAMP(uint) NT_CLAMP(long) NT_CLAMP(ulong)
+NT_D float clamp(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
+NT_D double clamp(double x, double lo, double hi) { return fmin(fmax(x, lo), hi); }
 NT_D float pown(float x, int n) { return powf(x, (float)n); }
 NT_D double pown(double x, int n) { return pow(x, (double)n); }
 NT_D float tanpi(float x) { return sinpif(x) / cospif(x); }
