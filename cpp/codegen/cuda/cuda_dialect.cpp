@@ -24,6 +24,19 @@ typedef unsigned short half;  // float16 storage: loads and stores convert (vloa
 #ifndef NAN
 #define NAN __int_as_float(0x7fffffff)
 #endif
+// OpenCL's integer limits (limits.h is not NVRTC's).
+#define CHAR_MIN (-128)
+#define CHAR_MAX 127
+#define SHRT_MIN (-32768)
+#define SHRT_MAX 32767
+#define INT_MIN (-2147483647 - 1)
+#define INT_MAX 2147483647
+#define LONG_MIN (-9223372036854775807L - 1L)
+#define LONG_MAX 9223372036854775807L
+#define UCHAR_MAX 255
+#define USHRT_MAX 65535
+#define UINT_MAX 4294967295u
+#define ULONG_MAX 18446744073709551615ul
 #define cl_khr_int64_base_atomics 1
 #define cl_khr_int64_extended_atomics 1
 NT_D float vload_half(long i, const half* p) {
