@@ -4,11 +4,11 @@
 
 #include "bindings/conversions.h"
 #include "driver/compiled_kernel.h"
-#include "runtime/device.h"
-#include "runtime/disk_cache.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/nvrtc_compile.h"
+#include "runtime/device.h"
+#include "runtime/disk_cache.h"
 #include "runtime/program.h"
 
 namespace nt::bindings {

@@ -163,7 +163,8 @@ std::optional<DType> cuda_array_dtype(const std::string& typestr) {
 
 // A tensor argument: its dtype and the TensorArg. An object with `__cuda_array_interface__`
 // (CuPy's arrays) gives the stream its data is ordered on in `stream`, when it names one.
-DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out, std::optional<uintptr_t>& stream) {
+DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
+                      std::optional<uintptr_t>& stream) {
   PyTypeObject* type = Py_TYPE(arg.ptr());
   DType dtype;
   if (!is_numpy_array_type(type) && !is_torch_type(type) && py::hasattr(arg, "__cuda_array_interface__")) {

@@ -218,7 +218,8 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
     if (prepared) return run_prepared(*prepared);
   }
   Bound bound = bind(args, constexpr_values);
-  std::shared_ptr<const Prepared> prepared = prepare(bound, config ? *config : choose(bound, args, target), target);
+  std::shared_ptr<const Prepared> prepared =
+      prepare(bound, config ? *config : choose(bound, args, target), target);
   if (keyed) {
     std::lock_guard lock(mutex_);
     if (prepared_.size() >= kMaxPrepared) prepared_.clear();
@@ -362,7 +363,8 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args);
 }
 
-std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound, const SymbolValues& meta,
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound,
+                                                                        const SymbolValues& meta,
                                                                         const LaunchTarget& target) const {
   const auto& params = plan_.params;
   auto prepared = std::make_shared<Prepared>();

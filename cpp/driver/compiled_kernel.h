@@ -33,8 +33,8 @@
 #include "driver/launch_plan.h"
 #include "ir/ir.h"
 #include "lower/program_layout.h"
-#include "runtime/device.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/device.h"
 #include "runtime/launch.h"
 
 namespace nt {
@@ -187,9 +187,9 @@ class CompiledKernel {
   // What a bound launch with a configuration runs: built on first use of a
   // signature, then looked up.
   struct Prepared {
-    std::shared_ptr<Device> device;  // the (main) device it was made for
+    std::shared_ptr<Device> device;          // the (main) device it was made for
     std::shared_ptr<cuda::CudaDevice> cuda;  // or the CUDA device
-    std::string options;             // the build options
+    std::string options;                     // the build options
     size_t num_programs = 0;
     int64_t work = 0;                  // programs x block elements they access
     int64_t private_bytes = 0;         // per program

@@ -42,7 +42,8 @@ LaunchTarget CompiledKernel::launch_target(const std::vector<LaunchArg>& args, v
     std::string where;
     for (size_t i = 0; i < args.size() && i < plan_.params.size(); ++i) {
       if (const TensorArg* t = std::get_if<TensorArg>(&args[i]))
-        where += (where.empty() ? "" : ", ") + ("'" + plan_.params[i].name + "' on " + place_of(t->cuda_device));
+        where +=
+            (where.empty() ? "" : ", ") + ("'" + plan_.params[i].name + "' on " + place_of(t->cuda_device));
     }
     throw ValueError("the tensors of one launch must be on one device: " + where);
   }
@@ -58,12 +59,15 @@ LaunchTarget CompiledKernel::launch_target(const std::vector<LaunchArg>& args, v
 
 const codegen::KernelSource& CompiledKernel::cuda_source() const {
   if (lowered_.params.empty() && !plan_.params.empty())
-    throw ValueError("this kernel was made from a launch plan (an ahead-of-time library's): it has no CUDA source");
-  std::call_once(cuda_source_once_, [this] { cuda_source_ = codegen::generate_source(lowered_, codegen::cuda_dialect()); });
+    throw ValueError(
+        "this kernel was made from a launch plan (an ahead-of-time library's): it has no CUDA source");
+  std::call_once(cuda_source_once_,
+                 [this] { cuda_source_ = codegen::generate_source(lowered_, codegen::cuda_dialect()); });
   return *cuda_source_;
 }
 
-void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values, const SymbolValues& meta) const {
+void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values,
+                                  const SymbolValues& meta) const {
   const codegen::KernelSource& source = cuda_source();
   const cuda::CudaDevice& device = *prepared.cuda;
   size_t num_warps = plan_.num_warps;
@@ -72,7 +76,8 @@ void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values, c
   // A power of two within the device's largest block (the tile layouts rely on it).
   const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kCudaWarp;
   size_t items = 1;
-  while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(device.max_threads_per_block()))) items *= 2;
+  while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(device.max_threads_per_block())))
+    items *= 2;
   prepared.work_items = items;
   // Tensor cores (mma.sync, native in CUDA C) from compute capability 8.0.
   const bool mma = source.work_group_capable && items % kCudaWarp == 0 && device.compute_capability() >= 80;
@@ -81,10 +86,11 @@ void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values, c
   with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
   auto shared = evaluate_int(source.local_bytes, with_items);
   if (!shared || static_cast<size_t>(std::max<int64_t>(*shared, 0)) > device.shared_memory_per_block()) {
-    throw ValueError("this configuration needs " + (shared ? std::to_string(*shared) : std::string("an unknown number of")) +
+    throw ValueError("this configuration needs " +
+                     (shared ? std::to_string(*shared) : std::string("an unknown number of")) +
                      " bytes of shared memory per program, more than the " +
-                     std::to_string(device.shared_memory_per_block()) + " a thread block may have on " + device.name() +
-                     "; use smaller block sizes");
+                     std::to_string(device.shared_memory_per_block()) + " a thread block may have on " +
+                     device.name() + "; use smaller block sizes");
   }
   prepared.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
   prepared.options += "-DNT_WORK_ITEMS=" + std::to_string(items);
@@ -96,11 +102,12 @@ cuda::CUfunction CompiledKernel::cuda_function(const Prepared& prepared) const {
   return prepared.cuda->function(source.source, prepared.options, source.name);
 }
 
-double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args, void* stream,
-                                    bool timed) {
+double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args,
+                                    void* stream, bool timed) {
   if (prepared.num_programs == 0) return 0.0;
   if (prepared.num_programs > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    throw ValueError("a launch of " + std::to_string(prepared.num_programs) + " programs is more than CUDA's grid takes");
+    throw ValueError("a launch of " + std::to_string(prepared.num_programs) +
+                     " programs is more than CUDA's grid takes");
   const codegen::KernelSource& source = cuda_source();
   cuda::CUfunction function = cuda_function(prepared);
   const auto& params = plan_.params;
@@ -175,8 +182,8 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
   }
   cuda::CUresult launched =
       api.cuLaunchKernel(function, static_cast<unsigned>(prepared.num_programs), 1, 1,
-                         static_cast<unsigned>(prepared.work_items), 1, 1, static_cast<unsigned>(prepared.shared_bytes),
-                         cu_stream, pointers.data(), nullptr);
+                         static_cast<unsigned>(prepared.work_items), 1, 1,
+                         static_cast<unsigned>(prepared.shared_bytes), cu_stream, pointers.data(), nullptr);
   last_work_items_ = prepared.work_items;
   {
     std::lock_guard lock(mutex_);

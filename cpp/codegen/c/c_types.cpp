@@ -8,7 +8,8 @@
 
 namespace nt::codegen {
 
-const char* const kPreamble = R"(// The device's vector registers in bytes (its preferred float vector), a build option.
+const char* const kPreamble =
+    R"(// The device's vector registers in bytes (its preferred float vector), a build option.
 #ifndef NT_VECTOR_BYTES
 #define NT_VECTOR_BYTES 64
 #endif
@@ -90,7 +91,8 @@ inline void nt_atomic_add_double(volatile __global double* p, double v) {
 )";
 
 std::string preambles(const Dialect& dialect) {
-  return std::string(dialect.header) + respell(std::string(kPreamble) + kMathPreamble + kAtomicPreamble, dialect);
+  return std::string(dialect.header) +
+         respell(std::string(kPreamble) + kMathPreamble + kAtomicPreamble, dialect);
 }
 
 const char* const kIfWideVectors = "#if NT_VECTOR_BYTES >= 64";

@@ -26,13 +26,13 @@
 #include <sstream>
 
 #include "codegen/c/block_ops.h"
-#include "codegen/dialect.h"
 #include "codegen/c/c_expr.h"
 #include "codegen/c/c_types.h"
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/emit_context.h"
 #include "codegen/c/kernel_source.h"
 #include "codegen/c/math_calls.h"
+#include "codegen/dialect.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"

@@ -61,7 +61,8 @@ void Emitter::emit_prefetches(const std::vector<Value>& loads, const std::vector
       env_.set(name, 0, std::nullopt);
       next_program_.emplace(symbol, var(name, attrs));
     }
-    next_program_lines_.push_back("const int nt_next_exists = nt_next_pid_flat < (long)" + std::string(d_.global_size) + ";");
+    next_program_lines_.push_back("const int nt_next_exists = nt_next_pid_flat < (long)" +
+                                  std::string(d_.global_size) + ";");
   }
   // Locality 2 (x86: prefetcht1) asks for the line in L2. Intel's non-temporal hint (locality 0,
   // prefetchnta) fills L1 only: with the block being read and the private arrays there, the
@@ -113,8 +114,8 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
       return "&" + ptr + "[" + c(simplify(stream_store_->access->offset_at(e), env_)) + "]";
     };
     open("if (" + strip->name + " + 16 <= " + extent + ")");
-    line_("__builtin_nontemporal_store(vload16(0, " + stream_buffer_ + "), (" + std::string(d_.global_pointer) + type + "16*)" +
-          at(strip) + ");");
+    line_("__builtin_nontemporal_store(vload16(0, " + stream_buffer_ + "), (" +
+          std::string(d_.global_pointer) + type + "16*)" + at(strip) + ");");
     close("} else {");
     ++indent_;
     Expr lane = index_variable("nt_l", Expr(16));

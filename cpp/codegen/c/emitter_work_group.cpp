@@ -150,8 +150,8 @@ void Emitter::new_scalar(const std::string& name, DType dtype) {
   declare_local(ct, name, "", Expr(static_cast<int64_t>(c_size(ct))));
 }
 
-void Emitter::declare_local(const std::string& type, const std::string& name, const std::string& count, Expr bytes,
-                            const std::string& attributes) {
+void Emitter::declare_local(const std::string& type, const std::string& name, const std::string& count,
+                            Expr bytes, const std::string& attributes) {
   if (d_.dynamic_local_base.empty()) {
     local_bytes_ = add(local_bytes_, bytes);
     local_decls_.push_back(std::string(d_.local_declaration) + type + " " + name +

@@ -191,8 +191,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   for (int r = 0; r < 4; ++r) {
     std::string x = std::string(at[r]), to = "nt_fa[nt_i][" + std::to_string(r) + "] = " + pack;
     if (pairs) {  // one 64-bit load: a half-warp's 16 lanes read 32 distinct banks
-      line_("{ const float2 nt_e = *(" + std::string(d_.local_pointer) + "const float2*)(" + A + " + " + x + "); " + to +
-            "(nt_e.x, nt_e.y); }");
+      line_("{ const float2 nt_e = *(" + std::string(d_.local_pointer) + "const float2*)(" + A + " + " + x +
+            "); " + to + "(nt_e.x, nt_e.y); }");
     } else {
       line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");
     }

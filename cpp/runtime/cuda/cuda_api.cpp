@@ -48,7 +48,8 @@ const Loaded<DriverApi>& loaded_driver() {
     }
     DriverApi& a = l.api;
     std::string& e = l.error;
-    bool ok = read_symbol(h, "cuInit", a.cuInit, e) && read_symbol(h, "cuDriverGetVersion", a.cuDriverGetVersion, e) &&
+    bool ok = read_symbol(h, "cuInit", a.cuInit, e) &&
+              read_symbol(h, "cuDriverGetVersion", a.cuDriverGetVersion, e) &&
               read_symbol(h, "cuDeviceGetCount", a.cuDeviceGetCount, e) &&
               read_symbol(h, "cuDeviceGet", a.cuDeviceGet, e) &&
               read_symbol(h, "cuDeviceGetName", a.cuDeviceGetName, e) &&
@@ -70,7 +71,8 @@ const Loaded<DriverApi>& loaded_driver() {
               read_symbol(h, "cuEventElapsedTime", a.cuEventElapsedTime, e) &&
               read_symbol(h, "cuEventDestroy_v2", a.cuEventDestroy, e) &&
               read_symbol(h, "cuStreamSynchronize", a.cuStreamSynchronize, e) &&
-              read_symbol(h, "cuMemAlloc_v2", a.cuMemAlloc, e) && read_symbol(h, "cuMemFree_v2", a.cuMemFree, e) &&
+              read_symbol(h, "cuMemAlloc_v2", a.cuMemAlloc, e) &&
+              read_symbol(h, "cuMemFree_v2", a.cuMemFree, e) &&
               read_symbol(h, "cuMemcpyDtoDAsync_v2", a.cuMemcpyDtoDAsync, e) &&
               read_symbol(h, "cuPointerGetAttribute", a.cuPointerGetAttribute, e) &&
               read_symbol(h, "cuGetErrorString", a.cuGetErrorString, e);
@@ -96,15 +98,19 @@ const Loaded<NvrtcApi>& loaded_nvrtc() {
     Loaded<NvrtcApi> l;
     std::vector<std::string> names;
     for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
-      if (const char* dir = std::getenv(env); dir && *dir) names.push_back(std::string(dir) + "/lib64/libnvrtc.so");
+      if (const char* dir = std::getenv(env); dir && *dir)
+        names.push_back(std::string(dir) + "/lib64/libnvrtc.so");
     }
-    for (const char* name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so"})
+    for (const char* name :
+         {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so"})
       names.emplace_back(name);
     std::string tried;
     void* h = open_first(names, tried);
     if (!h) {
-      l.error = "NVRTC (libnvrtc.so, CUDA's runtime compiler) cannot be loaded; set CUDA_HOME to the CUDA toolkit:" +
-                tried;
+      l.error =
+          "NVRTC (libnvrtc.so, CUDA's runtime compiler) cannot be loaded; set CUDA_HOME to the CUDA "
+          "toolkit:" +
+          tried;
       return l;
     }
     NvrtcApi& a = l.api;
@@ -152,11 +158,13 @@ void check(CUresult result, const char* what) {
   if (result == 0) return;
   const char* text = nullptr;
   if (loaded_driver().ok) loaded_driver().api.cuGetErrorString(result, &text);
-  throw RuntimeError(std::string(what) + " failed: " + (text ? text : "CUDA error") + " (" + std::to_string(result) +
-                     ")");
+  throw RuntimeError(std::string(what) + " failed: " + (text ? text : "CUDA error") + " (" +
+                     std::to_string(result) + ")");
 }
 
-ScopedContext::ScopedContext(CUcontext context) { check(driver().cuCtxPushCurrent(context), "cuCtxPushCurrent"); }
+ScopedContext::ScopedContext(CUcontext context) {
+  check(driver().cuCtxPushCurrent(context), "cuCtxPushCurrent");
+}
 
 ScopedContext::~ScopedContext() {
   CUcontext popped = nullptr;

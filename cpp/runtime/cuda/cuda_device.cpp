@@ -55,7 +55,8 @@ std::string CudaDevice::architecture() const {
 
 std::string CudaDevice::cache_key() const { return "cuda|" + name_ + "|" + architecture(); }
 
-CUfunction CudaDevice::function(const std::string& source, const std::string& options, const std::string& name) {
+CUfunction CudaDevice::function(const std::string& source, const std::string& options,
+                                const std::string& name) {
   auto key = std::make_pair(options, source);
   {
     std::lock_guard lock(mutex_);

@@ -34,13 +34,15 @@ struct ProgramHandle {
 
 size_t num_nvrtc_compiles() { return g_compiles; }
 
-std::string compile_to_cubin(const std::string& source, const std::string& options, const std::string& architecture) {
+std::string compile_to_cubin(const std::string& source, const std::string& options,
+                             const std::string& architecture) {
   const NvrtcApi& api = nvrtc();
   const std::string key = architecture + "|nvrtc " + nvrtc_version() + "|" + options + "|" + source;
   if (auto cubin = DiskCache::instance().read("cuda-programs", key)) return *cubin;
 
   ProgramHandle handle;
-  if (nvrtcResult r = api.nvrtcCreateProgram(&handle.program, source.c_str(), "ninetoothed.cu", 0, nullptr, nullptr);
+  if (nvrtcResult r =
+          api.nvrtcCreateProgram(&handle.program, source.c_str(), "ninetoothed.cu", 0, nullptr, nullptr);
       r != 0) {
     throw RuntimeError(std::string("nvrtcCreateProgram failed: ") + api.nvrtcGetErrorString(r));
   }
@@ -60,9 +62,9 @@ std::string compile_to_cubin(const std::string& source, const std::string& optio
     std::string log(size, '\0');
     if (size) api.nvrtcGetProgramLog(handle.program, log.data());
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw BuildError("CUDA build failed (" + std::string(api.nvrtcGetErrorString(status)) + ") for " + architecture +
-                     " with options '" + options + "'; source saved to " + save_failed_source(source, ".cu") +
-                     "\nbuild log:\n" + log);
+    throw BuildError("CUDA build failed (" + std::string(api.nvrtcGetErrorString(status)) + ") for " +
+                     architecture + " with options '" + options + "'; source saved to " +
+                     save_failed_source(source, ".cu") + "\nbuild log:\n" + log);
   }
   size_t size = 0;
   api.nvrtcGetCUBINSize(handle.program, &size);

@@ -12,7 +12,8 @@
 
 namespace nt::cuda {
 
-std::string compile_to_cubin(const std::string& source, const std::string& options, const std::string& architecture);
+std::string compile_to_cubin(const std::string& source, const std::string& options,
+                             const std::string& architecture);
 
 // Cubins compiled by NVRTC (not read from the disk cache) in this process.
 size_t num_nvrtc_compiles();
