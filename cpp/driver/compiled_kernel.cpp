@@ -530,43 +530,8 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         launcher.set_scalar<cl_long>(index, prepared.size_values[k]);
         break;
       case codegen::KernelArg::Kind::Scalar: {
-        const auto& s = std::get<ScalarArg>(args[a.param]);
-        switch (p.dtype) {
-          case DType::float64:
-            launcher.set_scalar<cl_double>(index, s.is_float ? s.float_value : s.int_value);
-            break;
-          case DType::float32:
-          case DType::float16:
-          case DType::bfloat16:
-            launcher.set_scalar<cl_float>(index,
-                                          static_cast<float>(s.is_float ? s.float_value : s.int_value));
-            break;
-          case DType::int8:
-            launcher.set_scalar<cl_char>(index, static_cast<cl_char>(s.int_value));
-            break;
-          case DType::uint8:
-            launcher.set_scalar<cl_uchar>(index, static_cast<cl_uchar>(s.int_value));
-            break;
-          case DType::int16:
-            launcher.set_scalar<cl_short>(index, static_cast<cl_short>(s.int_value));
-            break;
-          case DType::uint16:
-            launcher.set_scalar<cl_ushort>(index, static_cast<cl_ushort>(s.int_value));
-            break;
-          case DType::int32:
-          case DType::boolean:
-            launcher.set_scalar<cl_int>(index, static_cast<cl_int>(s.int_value));
-            break;
-          case DType::uint32:
-            launcher.set_scalar<cl_uint>(index, static_cast<cl_uint>(s.int_value));
-            break;
-          case DType::int64:
-            launcher.set_scalar<cl_long>(index, static_cast<cl_long>(s.int_value));
-            break;
-          case DType::uint64:
-            launcher.set_scalar<cl_ulong>(index, static_cast<cl_ulong>(s.int_value));
-            break;
-        }
+        with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
+                          [&](auto v) { launcher.set_scalar<decltype(v)>(index, v); });
         break;
       }
     }

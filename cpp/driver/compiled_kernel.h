@@ -64,6 +64,37 @@ struct ScalarArg {
 
 using LaunchArg = std::variant<TensorArg, ScalarArg>;
 
+// Calls `f` with a scalar argument as the kernel parameter of `dtype` takes it (its compute type:
+// float16 and bfloat16 as float, booleans as int), for either target's launcher.
+template <typename F>
+void with_kernel_value(const ScalarArg& s, DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::float64:
+      return f(static_cast<double>(s.is_float ? s.float_value : static_cast<double>(s.int_value)));
+    case DType::float32:
+    case DType::float16:
+    case DType::bfloat16:
+      return f(static_cast<float>(s.is_float ? s.float_value : static_cast<double>(s.int_value)));
+    case DType::int8:
+      return f(static_cast<int8_t>(s.int_value));
+    case DType::uint8:
+      return f(static_cast<uint8_t>(s.int_value));
+    case DType::int16:
+      return f(static_cast<int16_t>(s.int_value));
+    case DType::uint16:
+      return f(static_cast<uint16_t>(s.int_value));
+    case DType::int32:
+    case DType::boolean:
+      return f(static_cast<int32_t>(s.int_value));
+    case DType::uint32:
+      return f(static_cast<uint32_t>(s.int_value));
+    case DType::int64:
+      return f(static_cast<int64_t>(s.int_value));
+    case DType::uint64:
+      return f(static_cast<uint64_t>(s.int_value));
+  }
+}
+
 // The elements a tensor spans, relative to its element (0, ..., 0): from
 // `lo` (<= 0) to `hi`; `empty` when it has no elements.
 struct Span {

@@ -138,35 +138,8 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
         std::memcpy(slot, &prepared.size_values[k], sizeof(int64_t));
         break;
       case codegen::KernelArg::Kind::Scalar: {
-        const auto& s = std::get<ScalarArg>(args[a.param]);
-        auto put = [&](auto v) { std::memcpy(slot, &v, sizeof v); };
-        switch (p.dtype) {
-          case DType::float64:
-            put(s.is_float ? s.float_value : static_cast<double>(s.int_value));
-            break;
-          case DType::float32:
-          case DType::float16:
-          case DType::bfloat16:
-            put(static_cast<float>(s.is_float ? s.float_value : s.int_value));
-            break;
-          case DType::int8:
-          case DType::uint8:
-            put(static_cast<uint8_t>(s.int_value));
-            break;
-          case DType::int16:
-          case DType::uint16:
-            put(static_cast<uint16_t>(s.int_value));
-            break;
-          case DType::int32:
-          case DType::uint32:
-          case DType::boolean:
-            put(static_cast<uint32_t>(s.int_value));
-            break;
-          case DType::int64:
-          case DType::uint64:
-            put(s.int_value);
-            break;
-        }
+        with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
+                          [&](auto v) { std::memcpy(slot, &v, sizeof v); });
         break;
       }
     }
