@@ -1,14 +1,17 @@
 #include "aot/aot_runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "driver/compiled_kernel.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/opencl.h"
 #include "runtime/program.h"
 #include "support/errors.h"
@@ -143,25 +146,36 @@ std::vector<LaunchArg> launch_args(const LaunchPlan& plan, const NtAotTensor* ar
 
 std::mutex g_init_mutex;
 
-CompiledKernel& kernel_of(const char* plan, size_t plan_size, void** state) {
+CompiledKernel& kernel_of(const char* plan, size_t plan_size, void** state,
+                          const NtAotCudaImage* images = nullptr, size_t num_images = 0) {
   if (void* k = __atomic_load_n(state, __ATOMIC_ACQUIRE)) return *static_cast<CompiledKernel*>(k);
   std::lock_guard lock(g_init_mutex);
   if (void* k = __atomic_load_n(state, __ATOMIC_ACQUIRE)) return *static_cast<CompiledKernel*>(k);
   // Kept for the life of the process, as the library's kernels are.
-  auto* kernel = new CompiledKernel(parse_launch_plan(std::string(plan, plan_size)));
-  __atomic_store_n(state, static_cast<void*>(kernel), __ATOMIC_RELEASE);
-  return *kernel;
+  auto kernel = std::make_unique<CompiledKernel>(parse_launch_plan(std::string(plan, plan_size)));
+  for (size_t i = 0; i < num_images; ++i) {
+    const NtAotCudaImage& image = images[i];
+    kernel->add_cuda_image(image.architecture, image.options,
+                           std::string(static_cast<const char*>(image.data), image.size));
+  }
+  __atomic_store_n(state, static_cast<void*>(kernel.get()), __ATOMIC_RELEASE);
+  return *kernel.release();
+}
+
+CompiledKernel& checked_kernel_of(const char* plan, size_t plan_size, void** state,
+                                  const NtAotCudaImage* images = nullptr, size_t num_images = 0) {
+  if (!plan || !state || (num_images && !images))
+    throw Failure{NT_AOT_INTERNAL, "the library passed no plan"};
+  try {
+    return kernel_of(plan, plan_size, state, images, num_images);
+  } catch (const ValueError& e) {
+    throw Failure{NT_AOT_INTERNAL, e.what()};
+  }
 }
 
 int launch(const char* plan, size_t plan_size, void** state, void* stream, const NtAotTensor* args,
            size_t num_args) {
-  if (!plan || !state) throw Failure{NT_AOT_INTERNAL, "the library passed no plan"};
-  CompiledKernel* kernel;
-  try {
-    kernel = &kernel_of(plan, plan_size, state);
-  } catch (const ValueError& e) {
-    throw Failure{NT_AOT_INTERNAL, e.what()};
-  }
+  CompiledKernel* kernel = &checked_kernel_of(plan, plan_size, state);
   std::vector<LaunchArg> launch = launch_args(kernel->plan(), args, num_args);
   if (!stream) {
     kernel->launch(launch, {});
@@ -186,47 +200,99 @@ int launch(const char* plan, size_t plan_size, void** state, void* stream, const
   return NT_AOT_SUCCESS;
 }
 
+// A CUDA library's launch: the device is the one the tensors' memory is on.
+int launch_cuda(const char* plan, size_t plan_size, const NtAotCudaImage* images, size_t num_images,
+                void** state, void* stream, const NtAotTensor* args, size_t num_args) {
+  CompiledKernel& kernel = checked_kernel_of(plan, plan_size, state, images, num_images);
+  std::vector<LaunchArg> launch = launch_args(kernel.plan(), args, num_args);
+  int device = -1;
+  for (size_t i = 0; i < launch.size(); ++i) {
+    auto* t = std::get_if<TensorArg>(&launch[i]);
+    if (!t || !t->data) continue;
+    int ordinal = 0;
+    try {
+      ordinal = cuda::device_of_pointer(t->data);
+    } catch (const ValueError& e) {  // no driver
+      throw Failure{NT_AOT_DEVICE, e.what()};
+    } catch (const RuntimeError& e) {
+      throw Failure{NT_AOT_INVALID_VALUE, "argument " + std::to_string(i) + " ('" +
+                                              kernel.plan().params[i].name +
+                                              "') is not CUDA device memory: " + e.what()};
+    }
+    if (device >= 0 && ordinal != device) {
+      throw Failure{NT_AOT_INVALID_VALUE, "the tensors are on different CUDA devices (" +
+                                              std::to_string(device) + " and " + std::to_string(ordinal) +
+                                              ")"};
+    }
+    device = ordinal;
+  }
+  for (LaunchArg& a : launch) {
+    if (auto* t = std::get_if<TensorArg>(&a)) t->cuda_device = std::max(device, 0);
+  }
+  kernel.launch(launch, {}, std::nullopt, stream);
+  return NT_AOT_SUCCESS;
+}
+
 }  // namespace
 
 }  // namespace nt::aot
 
-extern "C" int ninetoothed_aot_launch(const char* plan, size_t plan_size, void** state, void* stream,
-                                      const NtAotTensor* args, size_t num_args) {
-  using namespace nt;
+namespace nt::aot {
+namespace {
+
+// Runs `body`, turning every exception into a result code and this thread's last error.
+template <typename Body>
+int guarded(Body&& body) {
   int code = NT_AOT_INTERNAL;
   try {
-    code = aot::launch(plan, plan_size, state, stream, args, num_args);
-    aot::t_last_error.clear();
+    code = body();
+    t_last_error.clear();
     return code;
-  } catch (const aot::Failure& f) {
+  } catch (const Failure& f) {
     code = f.code;
-    aot::t_last_error = f.message;
+    t_last_error = f.message;
   } catch (const BuildError& e) {
     code = NT_AOT_BUILD;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (const RuntimeError& e) {
     code = is_forked_opencl_child() ? NT_AOT_FORKED : NT_AOT_DEVICE;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (const ValueError& e) {
     code = NT_AOT_INVALID_VALUE;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (const IndexError& e) {
     code = NT_AOT_INVALID_VALUE;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (const TypeError& e) {
     code = NT_AOT_INVALID_ARGUMENT;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (const std::bad_alloc&) {
     code = NT_AOT_OUT_OF_MEMORY;
-    aot::t_last_error = "out of memory";
+    t_last_error = "out of memory";
   } catch (const std::exception& e) {
     code = NT_AOT_INTERNAL;
-    aot::t_last_error = e.what();
+    t_last_error = e.what();
   } catch (...) {
     code = NT_AOT_INTERNAL;
-    aot::t_last_error = "an unknown failure";
+    t_last_error = "an unknown failure";
   }
   return code;
+}
+
+}  // namespace
+}  // namespace nt::aot
+
+extern "C" int ninetoothed_aot_launch(const char* plan, size_t plan_size, void** state, void* stream,
+                                      const NtAotTensor* args, size_t num_args) {
+  return nt::aot::guarded([&] { return nt::aot::launch(plan, plan_size, state, stream, args, num_args); });
+}
+
+extern "C" int ninetoothed_aot_launch_cuda(const char* plan, size_t plan_size, const NtAotCudaImage* images,
+                                           size_t num_images, void** state, void* stream,
+                                           const NtAotTensor* args, size_t num_args) {
+  return nt::aot::guarded([&] {
+    return nt::aot::launch_cuda(plan, plan_size, images, num_images, state, stream, args, num_args);
+  });
 }
 
 extern "C" const char* ninetoothed_aot_error_string(int code) {
@@ -240,15 +306,15 @@ extern "C" const char* ninetoothed_aot_error_string(int code) {
     case NT_AOT_INVALID_VALUE:
       return "the arguments' sizes or strides disagree with the kernel, or a value is out of bounds";
     case NT_AOT_DEVICE:
-      return "no OpenCL device is available, or an OpenCL call failed";
+      return "no OpenCL device (or, for a CUDA library, no CUDA device) is available, or a call to it failed";
     case NT_AOT_BUILD:
-      return "the OpenCL program failed to build";
+      return "the kernel failed to build (or a CUDA library holds no binary for the device)";
     case NT_AOT_FORKED:
       return "OpenCL cannot be used in a forked child of a process that used it; use spawn";
     case NT_AOT_OUT_OF_MEMORY:
       return "out of memory";
     case NT_AOT_STREAM:
-      return "the stream is not a usable cl_command_queue (pass one, or NULL for the default device)";
+      return "the stream is not a usable cl_command_queue (a CUstream for a CUDA library), or NULL";
     case NT_AOT_INTERNAL:
       return "an internal error (the library's embedded plan is unreadable, or another failure)";
     default:

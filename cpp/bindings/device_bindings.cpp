@@ -67,13 +67,27 @@ void bind_device(py::module_& m) {
   m.def(
       "compile_cuda",
       [](const std::string& source, const std::string& options, const std::string& architecture) {
-        py::gil_scoped_release release;
-        return cuda::compile_to_cubin(source, options, architecture).size();
+        std::string image;
+        {
+          py::gil_scoped_release release;
+          image = cuda::compile_cuda_image(source, options, architecture);
+        }
+        return py::bytes(image);
       },
       py::arg("source"), py::arg("options"), py::arg("architecture"),
-      "Compiles CUDA C with NVRTC (no GPU needed); returns the cubin's size in bytes, raises "
-      "RuntimeError with NVRTC's log on failure. Internal: for tests.");
+      "Compiles CUDA C with NVRTC (no GPU needed): a cubin for sm_XY(a), PTX for compute_XY. Raises "
+      "RuntimeError with NVRTC's log on failure. What ahead-of-time CUDA builds embed.");
   m.def("num_nvrtc_compiles", &cuda::num_nvrtc_compiles);
+  m.def("nvrtc_version", &cuda::nvrtc_version,
+        "NVRTC's \"major.minor\" (ValueError where it cannot be loaded).");
+  m.def(
+      "cuda_device_count",
+      [] {
+        int count = 0;
+        cuda::check(cuda::driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
+        return count;
+      },
+      "The CUDA devices the driver sees (ValueError where it cannot be loaded).");
   m.def(
       "cuda_device",
       [](int ordinal) {

@@ -305,14 +305,35 @@ void bind_kernel(py::module_& m) {
           "The kernel in CUDA C, as NVRTC compiles it for CUDA tensors (made on first use).")
       .def(
           "launch_plan",
-          [](const CompiledKernel& k, const std::optional<std::map<int, double>>& fixed_scalars) {
+          [](const CompiledKernel& k, const std::optional<std::map<int, double>>& fixed_scalars, bool cuda) {
             LaunchPlan plan = k.plan();
             if (fixed_scalars) plan.fixed_scalars = *fixed_scalars;
+            if (cuda) {
+              plan.cuda_source = k.cuda_source();
+              // The plan keeps one list of arguments: both sources take the same.
+              const auto& a = plan.source.args;
+              const auto& b = plan.cuda_source->args;
+              bool same = a.size() == b.size();
+              for (size_t i = 0; same && i < a.size(); ++i)
+                same = a[i].kind == b[i].kind && a[i].param == b[i].param && a[i].dim == b[i].dim &&
+                       a[i].symbol == b[i].symbol;
+              if (!same) throw ValueError("the kernel's CUDA C takes other arguments than its OpenCL C");
+            }
             return py::bytes(format_launch_plan(plan));
           },
-          py::arg("fixed_scalars") = py::none(),
+          py::arg("fixed_scalars") = py::none(), py::arg("cuda") = false,
           "The launch plan as text; `fixed_scalars` ({param index: value}) replaces its fixed constexpr "
-          "scalars.")
+          "scalars; `cuda`: with the kernel's CUDA C (for caller='cuda').")
+      .def("cuda_build_variants", &CompiledKernel::cuda_build_variants, py::arg("architecture"),
+           "The build options of every configuration a launch on `architecture` may need (what an "
+           "ahead-of-time CUDA library compiles).")
+      .def(
+          "add_cuda_image",
+          [](CompiledKernel& k, std::string architecture, std::string options, const py::bytes& image) {
+            k.add_cuda_image(std::move(architecture), std::move(options), std::string(image));
+          },
+          py::arg("architecture"), py::arg("options"), py::arg("image"),
+          "Launches with that configuration load `image` (a cubin or PTX) instead of compiling.")
       .def_property_readonly("ir", [](const CompiledKernel& k) { return ir::to_string(k.lowered()); })
       .def_property_readonly("constexpr_symbols", &CompiledKernel::constexpr_symbols)
       .def_property_readonly("meta_symbols", &CompiledKernel::meta_symbols)

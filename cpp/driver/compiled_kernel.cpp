@@ -228,6 +228,23 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
   return run_prepared(*prepared);
 }
 
+ScalarArg CompiledKernel::fixed_scalar(double value) {
+  ScalarArg s;
+  s.is_float = value != static_cast<double>(static_cast<int64_t>(value));
+  s.float_value = value;
+  s.int_value = static_cast<int64_t>(value);
+  return s;
+}
+
+std::string CompiledKernel::constexpr_option(int index, const ScalarArg& value) {
+  char text[64];
+  if (value.is_float)
+    std::snprintf(text, sizeof text, "%.17g", value.float_value);
+  else
+    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value.int_value));
+  return "-D" + codegen::constexpr_param_macro(index) + "=" + text;
+}
+
 CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
                                            const SymbolValues& constexpr_values) const {
   const auto& params = plan_.params;
@@ -256,17 +273,9 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       }
       if (p.constexpr_) {
         ScalarArg s = std::get<ScalarArg>(args[i]);
-        if (auto fixed = plan_.fixed_scalars.find(static_cast<int>(i)); fixed != plan_.fixed_scalars.end()) {
-          s.is_float = fixed->second != static_cast<double>(static_cast<int64_t>(fixed->second));
-          s.float_value = fixed->second;
-          s.int_value = static_cast<int64_t>(fixed->second);
-        }
-        char text[64];
-        if (s.is_float)
-          std::snprintf(text, sizeof text, "%.17g", s.float_value);
-        else
-          std::snprintf(text, sizeof text, "%lld", static_cast<long long>(s.int_value));
-        options.push_back("-D" + codegen::constexpr_param_macro(static_cast<int>(i)) + "=" + text);
+        if (auto fixed = plan_.fixed_scalars.find(static_cast<int>(i)); fixed != plan_.fixed_scalars.end())
+          s = fixed_scalar(fixed->second);
+        options.push_back(constexpr_option(static_cast<int>(i), s));
       }
       continue;
     }
@@ -373,7 +382,10 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
   if (target.cuda) {
-    prepare_cuda(*prepared, values, meta);
+    CudaBuild build = cuda_build(target.cuda->limits(), values, meta);
+    prepared->options += build.options;
+    prepared->work_items = build.work_items;
+    prepared->shared_bytes = build.shared_bytes;
   } else {
     prepared->options += "-cl-mad-enable";
     // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).

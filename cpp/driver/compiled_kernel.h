@@ -36,6 +36,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
+#include "tune/config_space.h"
 
 namespace nt {
 
@@ -187,6 +188,18 @@ class CompiledKernel {
   // that cannot run a program on a thread block).
   const codegen::KernelSource& cuda_source() const;
 
+  // Ahead-of-time CUDA (caller="cuda"): the build options of every configuration a launch on a
+  // device of `architecture` ("sm_90a"; "compute_80": PTX for 8.0 and later) may ask for: each
+  // candidate tuning times (and the default), for tensors of any strides and for contiguous
+  // ones. A library embeds their binaries (add_cuda_image), so that it launches with no NVRTC.
+  // ValueError where the configurations depend on more than the plan holds (sizes).
+  std::vector<std::string> cuda_build_variants(const std::string& architecture) const;
+  // A binary of cuda_source() for `architecture` built with `options` (one of
+  // cuda_build_variants()): launches whose configuration it fits load it instead of compiling.
+  // A launch with unit-stride options no image has takes the image without them (a stride of 1
+  // is one value of any stride). Call before the first launch.
+  void add_cuda_image(std::string architecture, std::string options, std::string image);
+
   void set_max_num_configs(size_t n) { max_num_configs_ = n; }
   // Warps of 32 work-items per program where programs run on work-groups
   // (program_work_items()); 0: the default.
@@ -230,8 +243,16 @@ class CompiledKernel {
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
                                           const LaunchTarget& target) const;
-  // prepare() for a CUDA device: its work-items, tensor cores and shared memory.
-  void prepare_cuda(Prepared& prepared, const SymbolMap& values, const SymbolValues& meta) const;
+  // What a configuration (symbols' `values`, `meta`) builds on a CUDA device with `limits`: the
+  // options after build_options()'s, the threads of a block and its dynamic shared memory.
+  // ValueError where the configuration needs more shared memory than the device has.
+  struct CudaBuild {
+    std::string options;
+    size_t work_items = 0;
+    size_t shared_bytes = 0;
+  };
+  CudaBuild cuda_build(const cuda::CudaLimits& limits, const SymbolMap& values,
+                       const SymbolValues& meta) const;
   // The target of a launch with `args`: ValueError when tensors are on different devices.
   LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
@@ -240,8 +261,12 @@ class CompiledKernel {
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
   // time (CUDA events), else NaN at once.
   double execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args, void* stream, bool timed);
-  // Compiles (or finds) a prepared CUDA launch's kernel.
+  // Compiles (or finds, among the images added) a prepared CUDA launch's kernel.
   cuda::CUfunction cuda_function(const Prepared& prepared) const;
+  struct CudaImage {
+    std::string architecture, options, image;
+  };
+  const CudaImage* find_cuda_image(const cuda::CudaDevice& device, const std::string& options) const;
   // The prepared launch's device, or its single-threaded companion for a small launch.
   static std::shared_ptr<Device> target_device(const Prepared& prepared);
   // The launch's signature (appended to `key`); false when the arguments do
@@ -250,6 +275,16 @@ class CompiledKernel {
                  const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const;
   SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args, const LaunchTarget& target);
   std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
+  // A constexpr scalar's value fixed in the plan, as an argument.
+  static ScalarArg fixed_scalar(double value);
+  // The option of a constexpr scalar parameter's value (`index`: the parameter's).
+  static std::string constexpr_option(int index, const ScalarArg& value);
+  // Is num_warps tuned where programs run on work-groups (make() gave none)?
+  bool warps_tunable() const;
+  // Tuning's block-size candidates for launches whose sizes and strides are `values` (those not
+  // known rule nothing out), and how many num_warps variants of the fastest follow them.
+  std::vector<tune::Config> tuning_space(const SymbolMap& values, bool tune_warps,
+                                         size_t& warp_configs) const;
 
   struct Built {
     ClProgram program;
@@ -276,6 +311,7 @@ class CompiledKernel {
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   mutable std::once_flag cuda_source_once_;
   mutable std::optional<codegen::KernelSource> cuda_source_;
+  std::vector<CudaImage> cuda_images_;  // set before launches
   std::vector<TuningRecord> report_;
 };
 

@@ -5,12 +5,14 @@
 // stream. Out: the kernel run by the CUDA driver on that device and stream, with the same
 // arguments, in the same order, as the OpenCL source takes (both come from one emitter,
 // codegen/c/). A launch does not wait for the kernel; tuning does (CUDA events).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "codegen/c/mma_ptx.h"
 #include "driver/compiled_kernel.h"
+#include "runtime/program.h"
 #include "support/errors.h"
 #include "symbolic/substitute.h"
 
@@ -58,47 +60,169 @@ LaunchTarget CompiledKernel::launch_target(const std::vector<LaunchArg>& args, v
 }
 
 const codegen::KernelSource& CompiledKernel::cuda_source() const {
+  if (plan_.cuda_source) return *plan_.cuda_source;
   if (lowered_.params.empty() && !plan_.params.empty())
     throw ValueError(
-        "this kernel was made from a launch plan (an ahead-of-time library's): it has no CUDA source");
+        "this kernel was made from a launch plan without CUDA C (an ahead-of-time library built for "
+        "caller='opencl'): it cannot run on CUDA tensors");
   std::call_once(cuda_source_once_,
                  [this] { cuda_source_ = codegen::generate_source(lowered_, codegen::cuda_dialect()); });
   return *cuda_source_;
 }
 
-void CompiledKernel::prepare_cuda(Prepared& prepared, const SymbolMap& values,
-                                  const SymbolValues& meta) const {
+CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& limits, const SymbolMap& values,
+                                                     const SymbolValues& meta) const {
   const codegen::KernelSource& source = cuda_source();
-  const cuda::CudaDevice& device = *prepared.cuda;
   size_t num_warps = plan_.num_warps;
   if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
     num_warps = static_cast<size_t>(tuned->second);
   // A power of two within the device's largest block (the tile layouts rely on it).
   const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kCudaWarp;
   size_t items = 1;
-  while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(device.max_threads_per_block())))
-    items *= 2;
-  prepared.work_items = items;
+  while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(limits.max_threads_per_block))) items *= 2;
   // Tensor cores (mma.sync, native in CUDA C) from compute capability 8.0.
-  const bool mma = source.work_group_capable && items % kCudaWarp == 0 && device.compute_capability() >= 80;
+  const bool mma = source.work_group_capable && items % kCudaWarp == 0 && limits.compute_capability >= 80;
   SymbolMap with_items = values;
   with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(items)));
   with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
   auto shared = evaluate_int(source.local_bytes, with_items);
-  if (!shared || static_cast<size_t>(std::max<int64_t>(*shared, 0)) > device.shared_memory_per_block()) {
+  if (!shared || static_cast<size_t>(std::max<int64_t>(*shared, 0)) > limits.shared_memory_per_block) {
     throw ValueError("this configuration needs " +
                      (shared ? std::to_string(*shared) : std::string("an unknown number of")) +
                      " bytes of shared memory per program, more than the " +
-                     std::to_string(device.shared_memory_per_block()) + " a thread block may have on " +
-                     device.name() + "; use smaller block sizes");
+                     std::to_string(limits.shared_memory_per_block) +
+                     " a thread block may have here; use smaller block sizes");
   }
-  prepared.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
-  prepared.options += "-DNT_WORK_ITEMS=" + std::to_string(items);
-  if (mma) prepared.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
+  CudaBuild build;
+  build.work_items = items;
+  build.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
+  build.options = "-DNT_WORK_ITEMS=" + std::to_string(items);
+  if (mma) build.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
+  return build;
+}
+
+std::vector<std::string> CompiledKernel::cuda_build_variants(const std::string& architecture) const {
+  const cuda::CudaLimits limits = cuda::CudaLimits::of_architecture(architecture);
+  const codegen::KernelSource& source = cuda_source();
+  if (!plan_.constexpr_symbols.empty())
+    throw ValueError("the constexpr symbols of a kernel built ahead of time need values");
+  for (const auto& [name, attrs] : source.symbols) {
+    if (std::find(plan_.meta_symbols.begin(), plan_.meta_symbols.end(), name) == plan_.meta_symbols.end())
+      throw ValueError("the symbol '" + name +
+                       "' takes its value from the tensors: its binaries cannot be built "
+                       "before the sizes are known");
+  }
+  // Constexpr scalars are fixed in the plan; strides are either unknown or, for contiguous tensors,
+  // 1 in each tensor's last dimension.
+  Bound general;
+  for (size_t i = 0; i < plan_.params.size(); ++i) {
+    const PlanParam& p = plan_.params[i];
+    if (!p.scalar || !p.constexpr_) continue;
+    auto fixed = plan_.fixed_scalars.find(static_cast<int>(i));
+    if (fixed == plan_.fixed_scalars.end())
+      throw ValueError("the constexpr parameter '" + p.name +
+                       "' needs a value fixed when the library is built");
+    general.options.push_back(constexpr_option(static_cast<int>(i), fixed_scalar(fixed->second)));
+  }
+  Bound contiguous = general;
+  for (const codegen::KernelArg& a : plan_.source.args) {
+    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
+    const PlanParam& p = plan_.params[a.param];
+    if (!p.stride_symbols.empty() && p.stride_symbols.back() == a.symbol &&
+        std::find(contiguous.options.begin(), contiguous.options.end(),
+                  "-D" + codegen::unit_stride_macro(a.symbol) + "=1") == contiguous.options.end())
+      contiguous.options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
+  }
+  // The configurations: the default and tuning's candidates, on every num_warps tuning tries.
+  std::vector<SymbolValues> configs{plan_.default_config};
+  if (!plan_.meta_symbols.empty()) {
+    size_t warp_configs = 0;
+    for (const tune::Config& c : tuning_space({}, warps_tunable(), warp_configs)) configs.push_back(c);
+  }
+  if (warps_tunable()) {
+    const size_t n = configs.size();
+    for (size_t warps : {kDefaultNumWarps / 2, kDefaultNumWarps * 2}) {
+      for (size_t i = 0; i < n; ++i) {
+        SymbolValues c = configs[i];
+        c[kNumWarpsConfigKey] = static_cast<int64_t>(warps);
+        configs.push_back(c);
+      }
+    }
+  }
+  std::vector<std::string> variants;
+  for (const Bound* bound : {&general, &contiguous}) {
+    for (const SymbolValues& meta : configs) {
+      SymbolMap values;
+      std::string options;
+      try {
+        options = build_options(*bound, meta, values);
+        options += cuda_build(limits, values, meta).options;
+      } catch (const ValueError&) {
+        continue;  // a configuration that cannot run there
+      }
+      if (std::find(variants.begin(), variants.end(), options) == variants.end()) variants.push_back(options);
+    }
+  }
+  return variants;
+}
+
+void CompiledKernel::add_cuda_image(std::string architecture, std::string options, std::string image) {
+  cuda::CudaLimits::of_architecture(architecture);  // checks the name
+  std::lock_guard lock(mutex_);
+  cuda_images_.push_back({std::move(architecture), std::move(options), std::move(image)});
+}
+
+namespace {
+
+// `options` without the unit-stride macros (each an optimisation a general stride also serves).
+std::string without_unit_strides(const std::string& options) {
+  const std::string prefix = "-D" + codegen::unit_stride_macro("");
+  std::string out;
+  size_t begin = 0;
+  while (begin < options.size()) {
+    size_t end = options.find(' ', begin);
+    if (end == std::string::npos) end = options.size();
+    std::string_view word(options.data() + begin, end - begin);
+    if (!word.starts_with(prefix)) out.append(word).append(end < options.size() ? " " : "");
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const CompiledKernel::CudaImage* CompiledKernel::find_cuda_image(const cuda::CudaDevice& device,
+                                                                 const std::string& options) const {
+  // The device's own architecture first, then PTX of the newest virtual one it runs.
+  for (const std::string& wanted : {options, without_unit_strides(options)}) {
+    const CudaImage* best = nullptr;
+    int best_capability = -1;
+    for (const CudaImage& image : cuda_images_) {
+      if (image.options != wanted) continue;
+      if (image.architecture == device.architecture()) return &image;
+      const int capability = cuda::CudaLimits::of_architecture(image.architecture).compute_capability;
+      if (image.architecture.starts_with("compute_") && capability <= device.compute_capability() &&
+          capability > best_capability) {
+        best = &image;
+        best_capability = capability;
+      }
+    }
+    if (best) return best;
+  }
+  return nullptr;
 }
 
 cuda::CUfunction CompiledKernel::cuda_function(const Prepared& prepared) const {
   const codegen::KernelSource& source = cuda_source();
+  if (cuda_images_.empty()) return prepared.cuda->function(source.source, prepared.options, source.name);
+  if (const CudaImage* image = find_cuda_image(*prepared.cuda, prepared.options))
+    return prepared.cuda->function(source.source, image->options, source.name, image->image);
+  if (!cuda::nvrtc_available()) {
+    throw BuildError("the library holds no CUDA binary for " + prepared.cuda->architecture() +
+                     " built with '" + prepared.options +
+                     "', and NVRTC (libnvrtc.so) cannot be loaded to compile one; rebuild the library with "
+                     "that architecture in NINETOOTHED_CUDA_ARCHITECTURES");
+  }
   return prepared.cuda->function(source.source, prepared.options, source.name);
 }
 

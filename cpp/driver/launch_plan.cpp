@@ -158,6 +158,12 @@ std::string format_launch_plan(const LaunchPlan& plan) {
            std::to_string(a.dim) + '\t' + (a.symbol.empty() ? "-" : a.symbol) + '\n';
   }
   out += "source\t" + std::to_string(plan.source.source.size()) + '\n' + plan.source.source;
+  if (const auto& cuda = plan.cuda_source) {
+    out += "cuda_kernel\t" + cuda->name + '\n';
+    out += "cuda_work_group\t" + flag(cuda->work_group_capable) + '\n';
+    out += "cuda_local_bytes\t" + to_python(cuda->local_bytes) + '\n';
+    out += "cuda_source\t" + std::to_string(cuda->source.size()) + '\n' + cuda->source;
+  }
   return out;
 }
 
@@ -250,6 +256,22 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "source") {
       expect_fields(r, f, 2);
       plan.source.source = r.take_bytes(static_cast<size_t>(r.integer(f[1])));
+      if (r.at_end()) break;
+    } else if (tag == "cuda_kernel" || tag == "cuda_work_group" || tag == "cuda_local_bytes") {
+      expect_fields(r, f, 2);
+      if (!plan.cuda_source) {
+        plan.cuda_source = codegen::KernelSource{};
+        plan.cuda_source->args = plan.source.args;
+        plan.cuda_source->symbols = plan.source.symbols;
+        plan.cuda_source->private_bytes = plan.source.private_bytes;
+      }
+      if (tag == "cuda_kernel") plan.cuda_source->name = f[1];
+      if (tag == "cuda_work_group") plan.cuda_source->work_group_capable = r.flag(f[1]);
+      if (tag == "cuda_local_bytes") plan.cuda_source->local_bytes = r.expr(f[1]);
+    } else if (tag == "cuda_source") {
+      expect_fields(r, f, 2);
+      if (!plan.cuda_source) r.fail("'cuda_source' before 'cuda_kernel'");
+      plan.cuda_source->source = r.take_bytes(static_cast<size_t>(r.integer(f[1])));
       break;
     } else {
       r.fail("unknown record '" + tag + "'");

@@ -9,6 +9,8 @@
 // device copies a tensor in only when the kernel reads it, or writes part of
 // it (PlanParam::read, ::overwritten), and back only when it writes it.
 //
+// A plan for CUDA callers carries the kernel's CUDA C as well (LaunchPlan::cuda_source).
+//
 // A plan is written as text (format_launch_plan) and read back
 // (parse_launch_plan) unchanged: expressions as Python source, read by the
 // symbolic parser. That text is what an ahead-of-time library embeds
@@ -69,6 +71,9 @@ struct LaunchPlan {
   // upstream's num_warps (make/jit): work-items of a program on a work-group
   // are num_warps x 32 (program_work_items); 0: the default.
   size_t num_warps = 0;
+  // The kernel in CUDA C, where the plan is for a CUDA caller (an ahead-of-time library built with
+  // caller="cuda"): its arguments are the OpenCL source's, in the same order.
+  std::optional<codegen::KernelSource> cuda_source;
 };
 
 LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource source);

@@ -78,6 +78,41 @@ void set_default_max_num_configs_for_testing(size_t n) { g_default_cap = n; }
 
 size_t num_timing_runs() { return g_timing_runs; }
 
+bool CompiledKernel::warps_tunable() const {
+  return plan_.num_warps == 0 && plan_.source.work_group_capable &&
+         !plan_.source.symbols.count(kNumWarpsConfigKey);
+}
+
+std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, bool tune_warps,
+                                                       size_t& warp_configs) const {
+  std::vector<tune::MetaSymbol> symbols;
+  for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
+  // Values not known (an ahead-of-time build's sizes) rule nothing out.
+  auto fits = [&](const tune::Config& config) {
+    SymbolMap with_config = values;
+    for (const auto& [name, value] : config) with_config[name] = Expr(value);
+    auto bytes = evaluate_int(plan_.source.private_bytes, with_config);
+    if (bytes && *bytes > kPrivateMemoryBudget) return false;
+    for (const PlanParam& p : plan_.params) {
+      if (p.scalar) continue;
+      int64_t elements = 1;
+      for (const Expr& size : p.block_shape)
+        elements *= std::max<int64_t>(evaluate_int(size, with_config).value_or(1), 1);
+      if (elements > kTuningBlockBudget) return false;
+    }
+    return true;
+  };
+  // Upstream's num_warps, where make() gave none and programs run on work-groups here: after the
+  // block sizes, the fastest configurations again on half and twice the default warps (kernels of
+  // wide dots gain from more, of small blocks from fewer). max_num_configs caps both together;
+  // by default they get kDefaultWarpConfigs more.
+  const size_t default_cap =
+      g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
+  const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
+  warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
+  return tune::config_space(symbols, fits, cap - warp_configs);
+}
+
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args,
                                     const LaunchTarget& target) {
   if (plan_.meta_symbols.empty()) return {};
@@ -112,34 +147,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   }
 
   // The candidates that fit.
-  std::vector<tune::MetaSymbol> symbols;
-  for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
-  auto fits = [&](const tune::Config& config) {
-    SymbolMap values = bound.values;
-    for (const auto& [name, value] : config) values[name] = Expr(value);
-    auto bytes = evaluate_int(plan_.source.private_bytes, values);
-    if (!bytes || *bytes > kPrivateMemoryBudget) return false;
-    for (const PlanParam& p : plan_.params) {
-      if (p.scalar) continue;
-      int64_t elements = 1;
-      for (const Expr& size : p.block_shape)
-        elements *= std::max<int64_t>(evaluate_int(size, values).value_or(1), 1);
-      if (elements > kTuningBlockBudget) return false;
-    }
-    return true;
-  };
-  // Upstream's num_warps, where make() gave none and programs run on work-groups here: after the
-  // block sizes, the fastest configurations again on half and twice the default warps (kernels of
-  // wide dots gain from more, of small blocks from fewer). max_num_configs caps both together;
-  // by default they get kDefaultWarpConfigs more.
-  const bool tune_warps = plan_.num_warps == 0 && plan_.source.work_group_capable &&
-                          !plan_.source.symbols.count(kNumWarpsConfigKey) &&
-                          (target.cuda || program_work_items(target.opencl->info(), 0) > 1);
-  const size_t default_cap =
-      g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
-  const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
-  const size_t warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
-  std::vector<tune::Config> space = tune::config_space(symbols, fits, cap - warp_configs);
+  const bool tune_warps =
+      warps_tunable() && (target.cuda || program_work_items(target.opencl->info(), 0) > 1);
+  size_t warp_configs = 0;
+  std::vector<tune::Config> space = tuning_space(bound.values, tune_warps, warp_configs);
   if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors

@@ -1,4 +1,4 @@
-"""Ahead-of-time kernels: `make(..., caller="opencl")` writes a C library.
+"""Ahead-of-time kernels: `make(..., caller="opencl")` or `caller="cuda"` writes a C library.
 
 `make` with a caller other than "torch" traces the application with the
 tensors' declared dtypes and writes into `output_dir`, in upstream's C API:
@@ -16,6 +16,15 @@ tensors' declared dtypes and writes into `output_dir`, in upstream's C API:
   use (device binaries cached in NINETOOTHED_CACHE_DIR), tunes meta symbols
   and launches, on the device NINETOOTHED_DEVICE names (PoCL's CPU device by
   default).
+
+With caller="cuda" the library launches on CUDA devices instead: the tensors'
+`data` are device pointers, `NineToothedStream` is a `CUstream` (NULL: the
+legacy default stream), and the call enqueues the kernel and returns. The
+kernel's binaries are compiled by NVRTC when the library is built, for the
+architectures NINETOOTHED_CUDA_ARCHITECTURES lists (default: this machine's
+GPUs, and PTX for compute_80 that the driver compiles for any later device),
+every configuration tuning may time among them, and embedded in `NAME.cpp`:
+the library needs neither NVRTC nor Python at run time, only `libcuda.so.1`.
 
 `make` then returns an `AotKernel` (ninetoothed.aot_library): a Python
 callable over that library taking torch tensors, numpy arrays and Python
@@ -38,7 +47,7 @@ import threading
 from ninetoothed import _core
 from ninetoothed.aot_library import DTYPE_NAMES, AotError, AotKernel, read_manifest  # noqa: F401 (AotError: public here)
 
-SUPPORTED_CALLERS = ("opencl",)
+SUPPORTED_CALLERS = ("opencl", "cuda")
 
 _RUNTIME_DIR = pathlib.Path(__file__).parent / "aot_runtime"
 
@@ -81,8 +90,10 @@ typedef struct {
     int64_t *strides;
 } NineToothedTensor;
 
-/* A cl_command_queue, or NULL: the kernel runs on the library's own queue on
-   the device NINETOOTHED_DEVICE names (PoCL's CPU device by default). */
+/* OpenCL libraries: a cl_command_queue, or NULL: the kernel runs on the
+   library's own queue on the device NINETOOTHED_DEVICE names (PoCL's CPU
+   device by default). CUDA libraries: a CUstream of the device the tensors are
+   on, or NULL for its legacy default stream; the call does not wait. */
 typedef void *NineToothedStream;
 
 /* 0 on success; otherwise one of the codes below. */
@@ -131,9 +142,9 @@ _RESERVED = frozenset(
 def check_caller(caller):
     if caller not in SUPPORTED_CALLERS:
         raise NotImplementedError(
-            f"caller={caller!r} is not supported: NineToothed on OpenCL builds ahead-of-time kernels for "
-            f"caller='opencl' (a C library over OpenCL, called with NineToothedTensors) and runs kernels "
-            f"from Python with caller='torch'"
+            f"caller={caller!r} is not supported: NineToothed builds ahead-of-time kernels for "
+            f"caller='opencl' (a C library over OpenCL) or caller='cuda' (a C library over the CUDA driver), "
+            f"both called with NineToothedTensors, and runs kernels from Python with caller='torch'"
         )
 
 
@@ -201,8 +212,9 @@ def _c_string(data):
     return "\n    ".join(lines)
 
 
-def kernel_files(kernel_name, param_names, plan):
-    """The texts of NAME.h and NAME.cpp for a kernel with that launch plan."""
+def kernel_files(kernel_name, param_names, plan, cuda_images=None):
+    """The texts of NAME.h and NAME.cpp for a kernel with that launch plan; `cuda_images` (a list of
+    (architecture, options, bytes)) makes it a CUDA library's kernel carrying those binaries."""
     params = c_identifiers(param_names)
     signature = ", ".join(["NineToothedStream stream"] + [f"NineToothedTensor {p}" for p in params])
     guard = f"NINETOOTHED_KERNEL_{kernel_name}_H"
@@ -229,9 +241,20 @@ NineToothedResult launch_{kernel_name}({signature});
         pointer = "ninetoothed_arguments_"
     else:
         arguments, pointer = "", "nullptr"
+    if cuda_images is None:
+        what = "the OpenCL C and what a launch binds"
+        images = ""
+        call = (f"ninetoothed_aot_launch(ninetoothed_plan_, sizeof ninetoothed_plan_ - 1, &ninetoothed_state_, "
+                f"stream,\n                                {pointer}, {len(params)})")
+    else:
+        what = "the OpenCL C, the CUDA C and what a launch binds; the CUDA binaries below"
+        images = _cuda_image_table(cuda_images)
+        call = (f"ninetoothed_aot_launch_cuda(ninetoothed_plan_, sizeof ninetoothed_plan_ - 1, ninetoothed_images_,\n"
+                f"                                     {len(cuda_images)}, &ninetoothed_state_, stream, {pointer}, "
+                f"{len(params)})")
     source = f"""// Written by NineToothed: the ahead-of-time kernel {kernel_name}. Its launch
-// plan (the OpenCL C and what a launch binds) is embedded as text; the core's
-// runtime, linked into this library, builds, tunes and launches it.
+// plan ({what}) is embedded; the core's runtime, linked into this library,
+// tunes and launches it.
 #include "{kernel_name}.h"
 
 #include "aot_runtime.h"
@@ -240,17 +263,66 @@ namespace {{
 
 const char ninetoothed_plan_[] =
     {_c_string(plan)};
-
+{images}
 void* ninetoothed_state_ = nullptr;
 
 }}  // namespace
 
 extern "C" __attribute__((visibility("default"))) NineToothedResult launch_{kernel_name}({signature}) {{
-{arguments}  return ninetoothed_aot_launch(ninetoothed_plan_, sizeof ninetoothed_plan_ - 1, &ninetoothed_state_, stream,
-                                {pointer}, {len(params)});
+{arguments}  return {call};
 }}
 """
     return header, source
+
+
+def _cuda_image_table(cuda_images):
+    """C++ for the binaries: one byte array each, and the NtAotCudaImage table over them."""
+    arrays, entries = [], []
+    for index, (architecture, options, image) in enumerate(cuda_images):
+        arrays.append(f"const unsigned char ninetoothed_image_{index}_[] = {{\n    {_byte_lines(image)}}};")
+        entries.append(f"    {{{_c_string(architecture.encode())}, {_c_string(options.encode())}, "
+                       f"ninetoothed_image_{index}_, {len(image)}}},")
+    return ("\n" + "\n".join(arrays) + "\n\nconst NtAotCudaImage ninetoothed_images_[] = {\n" + "\n".join(entries)
+            + "\n};\n")
+
+
+def _byte_lines(data):
+    """`data` as comma-separated numbers, 24 to a line."""
+    return ",\n    ".join(",".join(str(b) for b in data[i:i + 24]) for i in range(0, len(data), 24))
+
+
+def cuda_architectures():
+    """The architectures a caller="cuda" build compiles for: NINETOOTHED_CUDA_ARCHITECTURES (names
+    separated by commas or spaces: sm_90a, sm_80, compute_80, ...), else those of this machine's GPUs
+    and PTX for compute_80 (which the driver compiles, at first load, for any device from 8.0 on)."""
+    text = os.environ.get("NINETOOTHED_CUDA_ARCHITECTURES", "").replace(",", " ").split()
+    if text:
+        return list(dict.fromkeys(text))
+    architectures = []
+    if _core.cuda_available():
+        for ordinal in range(_core.cuda_device_count()):
+            architectures.append(_core.cuda_device(ordinal)["architecture"])
+    return list(dict.fromkeys(architectures + ["compute_80"]))
+
+
+def compile_cuda_images(kernel_name, plan, architectures):
+    """NVRTC's binaries of every configuration the plan may launch on each architecture, compiled in
+    parallel: [(architecture, options, bytes)]."""
+    import concurrent.futures
+
+    if not _core.nvrtc_available():
+        raise RuntimeError(
+            f"{kernel_name}: an ahead-of-time build for caller='cuda' compiles the kernel with NVRTC "
+            "(libnvrtc.so of the CUDA toolkit), which cannot be loaded here; set CUDA_HOME"
+        )
+    kernel = _core.CompiledKernel(plan)
+    source = kernel.cuda_source
+    jobs = [(architecture, options) for architecture in architectures
+            for options in kernel.cuda_build_variants(architecture)]
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        images = list(pool.map(lambda job: _core.compile_cuda(source, job[1], job[0]), jobs))
+    return [(architecture, options, image) for (architecture, options), image in zip(jobs, images)]
 
 
 # --- compiling a library --------------------------------------------------------
@@ -275,7 +347,7 @@ def _runtime_files():
 
 
 _COMPILE_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden"]
-_LINK_FLAGS = ["-lpthread", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"]
+_LINK_FLAGS = ["-lpthread", "-ldl", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections"]
 
 
 def compile_objects(sources, include_dir, object_dir):
@@ -372,7 +444,7 @@ def fingerprint(*texts):
     return digest.hexdigest()
 
 
-# --- make(..., caller="opencl") -------------------------------------------------
+# --- make(..., caller="opencl" or "cuda") ----------------------------------------
 
 
 def param_records(kernel, arranged):
@@ -395,9 +467,10 @@ def param_records(kernel, arranged):
     return records
 
 
-def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None):
+def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None, caller="opencl"):
     """Traces a kernel for its declared dtypes; returns (plan bytes, param records). `num_warps` goes
-    into the plan: the library runs programs on work-groups of num_warps x 32 work-items on GPUs."""
+    into the plan: the library runs programs on work-groups of num_warps x 32 work-items on GPUs. A
+    plan for caller="cuda" holds the kernel's CUDA C too."""
     from ninetoothed.kernel import Kernel, _launch_options
 
     _launch_options(num_warps, None, None)  # build()'s compilation_configs come here unchecked
@@ -429,8 +502,8 @@ def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None)
             "ahead-of-time kernel needs them fixed in the arrangement (e.g. functools.partial(arrangement, "
             "BLOCK_SIZE=64)), or made meta symbols (ninetoothed.block_size()) to be tuned at run time"
         )
-    plan = compiled.launch_plan(fixed)
     try:
+        plan = compiled.launch_plan(fixed, cuda=caller == "cuda")
         again = _core.CompiledKernel(plan)
     except ValueError as error:
         raise ValueError(f"{kernel_name} cannot be built ahead of time: {error}") from None
@@ -447,10 +520,12 @@ def make(arrangement, application, tensors, caller, kernel_name, output_dir, num
         raise ValueError("an ahead-of-time build needs output_dir: the directory the library is written to")
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    plan, records = trace_kernel(arrangement, application, tensors, kernel_name, num_warps)
-    header, source = kernel_files(kernel_name, [r["name"] for r in records], plan)
+    plan, records = trace_kernel(arrangement, application, tensors, kernel_name, num_warps, caller)
+    images = compile_cuda_images(kernel_name, plan, cuda_architectures()) if caller == "cuda" else None
+    header, source = kernel_files(kernel_name, [r["name"] for r in records], plan, images)
     manifest = {
         "kernel_name": kernel_name,
+        "caller": caller,
         "fingerprint": fingerprint(header, source),
         "variants": [{"name": kernel_name, "combination": {}, "params": records}],
         "config_params": [],

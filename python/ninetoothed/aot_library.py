@@ -1,10 +1,14 @@
-"""Calling an ahead-of-time library from Python (what `make(..., caller="opencl")` and `build` return).
+"""Calling an ahead-of-time library from Python (what `make(..., caller="opencl" or "cuda")` and `build`
+return).
 
 An `AotKernel` loads a private copy of `NAME.so` and reads `NAME.json`, the manifest the writer
 (ninetoothed.aot, ninetoothed.build) leaves beside it: the variants, their parameters' dtypes and
 numbers of dimensions (which a NineToothedTensor cannot carry, so they are checked here), the
 configuration arguments and any tuned table. A call converts torch tensors, numpy arrays and Python
-numbers to NineToothedTensors and calls `launch_NAME`; a non-zero result becomes an exception.
+numbers to NineToothedTensors and calls `launch_NAME`; a non-zero result becomes an exception. A
+CUDA library (caller="cuda") takes torch CUDA tensors (or objects with `__cuda_array_interface__`) and
+runs on torch's current stream of their device (or the stream the interface names), as a JIT
+kernel does.
 """
 
 import ctypes
@@ -145,6 +149,7 @@ class AotKernel:
         tuned = manifest.get("tuned")
         self._tuned = None if tuned is None else {tuple(row[0]): tuple(row[1]) for row in tuned}
         self._tensor_names = manifest.get("tensor_params") or [p["name"] for p in self._variants[0]["params"]]
+        self.caller = manifest.get("caller", "opencl")
 
     @property
     def library(self):
@@ -185,10 +190,10 @@ class AotKernel:
             )
         records = {p["name"]: p for p in variant["params"]}
         keep = []
-        arguments = [ctypes.c_void_p(None)]
+        arguments = [ctypes.c_void_p(_stream_of(tensors) if self.caller == "cuda" else None)]
         for name, value in zip(self._tensor_names, tensors):
             record = records.get(name)
-            arguments.append(c_tensor(record, name, value, keep) if record else _CTensor())
+            arguments.append(c_tensor(record, name, value, keep, self.caller) if record else _CTensor())
         arguments += [ctypes.c_int(v) for v in config]
         code = self._launch(*arguments)
         if code != 0:
@@ -199,7 +204,22 @@ class AotKernel:
             raise AotError(code, message)
 
 
-def c_tensor(record, name, value, keep):
+def _stream_of(tensors):
+    """The CUstream a CUDA library's call runs on: torch's current stream of the first CUDA tensor's
+    device, or the stream a `__cuda_array_interface__` names (None: the legacy default stream)."""
+    for value in tensors:
+        if type(value).__module__.startswith("torch") and getattr(value, "is_cuda", False):
+            import torch
+
+            return torch.cuda.current_stream(value.device).cuda_stream or None
+        interface = getattr(value, "__cuda_array_interface__", None)
+        if interface is not None:
+            stream = interface.get("stream")
+            return None if stream in (None, 1, 2) else stream
+    return None
+
+
+def c_tensor(record, name, value, keep, caller="opencl"):
     if record["scalar"]:
         if record["constexpr"]:
             return _CTensor()  # compiled into the kernel, as upstream
@@ -219,7 +239,7 @@ def c_tensor(record, name, value, keep):
         buffer = ctypes.create_string_buffer(data, max(len(data), 8))
         keep.append(buffer)
         return _CTensor(ctypes.cast(buffer, ctypes.c_void_p), None, None)
-    pointer, shape, strides, dtype = _tensor_view(name, value)
+    pointer, shape, strides, dtype = _tensor_view(name, value, caller)
     if dtype != record["dtype"]:
         raise TypeError(f"'{name}' must have dtype {record['dtype']}, got {dtype}")
     if len(shape) != record["ndim"]:
@@ -230,17 +250,52 @@ def c_tensor(record, name, value, keep):
     return _CTensor(pointer, shape_array, strides_array)
 
 
-def _tensor_view(name, value):
+def _tensor_view(name, value, caller="opencl"):
     module = type(value).__module__
     if module.startswith("torch"):
-        if value.device.type != "cpu":
-            raise ValueError(f"'{name}' is on the {value.device.type} device; NineToothed on OpenCL takes CPU tensors")
+        wanted = "cuda" if caller == "cuda" else "cpu"
+        if value.device.type != wanted:
+            raise ValueError(
+                f"'{name}' is on the {value.device.type} device; this library (caller='{caller}') takes "
+                + ("CUDA tensors" if caller == "cuda" else "CPU tensors")
+            )
         dtype = str(value.dtype).replace("torch.", "")
         return value.data_ptr(), tuple(value.shape), tuple(value.stride()), dtype
-    if module == "numpy" and type(value).__name__ == "ndarray":
+    if caller == "cuda" and hasattr(value, "__cuda_array_interface__"):
+        interface = value.__cuda_array_interface__
+        return _interface_view(name, interface)
+    if caller != "cuda" and module == "numpy" and type(value).__name__ == "ndarray":
         itemsize = value.itemsize
         if any(s % itemsize for s in value.strides):
             raise ValueError(f"'{name}' has strides that are not whole elements: {value.strides}")
         return (value.__array_interface__["data"][0], value.shape, tuple(s // itemsize for s in value.strides),
                 value.dtype.name)
-    raise TypeError(f"'{name}' must be a torch.Tensor or a numpy.ndarray, got {type(value).__name__}")
+    wanted = "a CUDA torch.Tensor or an object with __cuda_array_interface__" if caller == "cuda" else \
+        "a torch.Tensor or a numpy.ndarray"
+    raise TypeError(f"'{name}' must be {wanted}, got {type(value).__name__}")
+
+
+# __cuda_array_interface__ typestr (little-endian) -> dtype name.
+_TYPESTRS = {
+    "<f2": "float16", "<f4": "float32", "<f8": "float64", "|i1": "int8", "<i2": "int16", "<i4": "int32",
+    "<i8": "int64", "|u1": "uint8", "<u2": "uint16", "<u4": "uint32", "<u8": "uint64", "|b1": "bool",
+}
+
+
+def _interface_view(name, interface):
+    dtype = _TYPESTRS.get(interface["typestr"])
+    if dtype is None:
+        raise TypeError(f"'{name}' has the element type {interface['typestr']!r}, which no library takes")
+    itemsize = int(interface["typestr"][2:])
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:  # C-contiguous
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.insert(0, step)
+            step *= size
+    else:
+        if any(s % itemsize for s in strides):
+            raise ValueError(f"'{name}' has strides that are not whole elements: {strides}")
+        strides = [s // itemsize for s in strides]
+    return interface["data"][0], shape, tuple(strides), dtype

@@ -46,7 +46,8 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
     :param configs: ``(args, kwargs, compilation_configs)`` tuples; ``args`` and ``kwargs`` go to
         ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``.
     :param meta_parameters: names of premake parameters tuned at build time instead of passed.
-    :param caller: who calls the kernel: "opencl" (the default) for a C library.
+    :param caller: who calls the kernel: "opencl" (the default) for a C library over OpenCL, "cuda"
+        for one over the CUDA driver (device pointers, a ``CUstream``; binaries built now by NVRTC).
     :param kernel_name: the library's name: ``launch_<kernel_name>`` in ``<kernel_name>.h``.
     :param output_dir: where the library is written.
     :param lazy: build at the first call instead of now.
@@ -75,7 +76,8 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         combination = _combination(premake, config)
         if any(v["record"]["combination"] == combination for v in variants):
             raise ValueError(f"configurations repeat: {combination}")
-        variants.append(_variant(premake, config, combination, _variant_name(kernel_name, combination, variants)))
+        variants.append(_variant(premake, config, combination, _variant_name(kernel_name, combination, variants),
+                                 caller))
     tensor_params = _union(v["record"]["params"] for v in variants)
     config_params = list(dict.fromkeys(name for v in variants for name in v["record"]["combination"]))
     meta_params = []
@@ -93,10 +95,11 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
             return aot.AotKernel(output_dir, kernel_name)
         aot.begin_install(output_dir, kernel_name)
         return _build_library(kernel_name, variants, files, output_dir, expected, tensor_params, config_params,
-                              meta_params)
+                              meta_params, caller)
 
 
-def _build_library(kernel_name, variants, files, output_dir, expected, tensor_params, config_params, meta_params):
+def _build_library(kernel_name, variants, files, output_dir, expected, tensor_params, config_params, meta_params,
+                   caller):
     aot.write_header(output_dir)
     sources = []
     for name, (header, source) in files.items():
@@ -106,6 +109,7 @@ def _build_library(kernel_name, variants, files, output_dir, expected, tensor_pa
     records = [v["record"] for v in variants]
     manifest = {
         "kernel_name": kernel_name,
+        "caller": caller,
         "fingerprint": expected,
         "variants": records,
         "tensor_params": tensor_params,
@@ -119,7 +123,7 @@ def _build_library(kernel_name, variants, files, output_dir, expected, tensor_pa
         objects = aot.compile_objects(sources, output_dir, object_dir)
         if meta_params:
             _progress(kernel_name, f"tuning {', '.join(meta_params)} over {len(variants)} variants")
-            manifest["tuned"] = _tune(variants, config_params, meta_params, objects, object_dir, kernel_name)
+            manifest["tuned"] = _tune(variants, config_params, meta_params, objects, object_dir, kernel_name, caller)
             _write_csv(output_dir / f"{kernel_name}.csv", manifest["tuned"])
         header, source = _dispatcher(kernel_name, records, tensor_params, config_params, meta_params,
                                      manifest["tuned"])
@@ -174,11 +178,14 @@ def _variant_name(kernel_name, combination, earlier):
     return name
 
 
-def _variant(premake, config, combination, name):
+def _variant(premake, config, combination, name, caller):
     args, kwargs, compilation_configs = config
     arrangement, application, tensors = premake(*args, **kwargs)
-    plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"))
-    files = aot.kernel_files(name, [p["name"] for p in params], plan)
+    plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"),
+                                    caller)
+    # A CUDA library's binaries (NVRTC's disk cache makes a second build of the same plans quick).
+    images = aot.compile_cuda_images(name, plan, aot.cuda_architectures()) if caller == "cuda" else None
+    files = aot.kernel_files(name, [p["name"] for p in params], plan, images)
     return {
         "name": name,
         "files": files,
@@ -266,7 +273,7 @@ extern "C" __attribute__((visibility("default"))) NineToothedResult launch_{kern
     return header, source
 
 
-def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name):
+def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name, caller):
     """Times each variant per combination of the passed arguments; returns [(key, best meta values)]."""
     import torch
 
@@ -288,7 +295,7 @@ def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name
             record = variant["record"]
             launch = getattr(handle, f"launch_{record['name']}")
             launch.restype = ctypes.c_int
-            seconds = _time_variant(launch, record, torch)
+            seconds = _time_variant(launch, record, torch, caller)
             meta = tuple(record["combination"].get(n, 0) for n in meta_params)
             if best_meta is None or seconds < best:
                 best, best_meta = seconds, meta
@@ -301,8 +308,11 @@ def _tune(variants, config_params, meta_params, objects, object_dir, kernel_name
     return tuned
 
 
-def _time_variant(launch, record, torch):
-    """Best of three runs after a warm-up (which builds the program); infinity if it fails."""
+def _time_variant(launch, record, torch, caller):
+    """Best of three runs after a warm-up (which builds the program); infinity if it fails. A CUDA
+    library's variants run on cuda:0's legacy default stream, waited for in each run."""
+    device = "cuda" if caller == "cuda" else "cpu"
+    finish = torch.cuda.synchronize if caller == "cuda" else (lambda: None)
     keep = []
     arguments = [ctypes.c_void_p(None)]
     for param, shape in zip(record["params"], record["shapes"]):
@@ -312,14 +322,16 @@ def _time_variant(launch, record, torch):
             continue
         dtype = getattr(torch, param["dtype"])
         tensor = torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.zeros(shape, dtype=dtype)
-        arguments.append(aot_library.c_tensor(param, param["name"], tensor, keep))
+        arguments.append(aot_library.c_tensor(param, param["name"], tensor.to(device), keep, caller))
     if launch(*arguments) != 0:
         return float("inf")
+    finish()
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
         if launch(*arguments) != 0:
             return float("inf")
+        finish()
         best = min(best, time.perf_counter() - start)
     return best
 

@@ -182,7 +182,7 @@ def make(
     candidates; `num_warps` sets the work-items of a program where programs
     run on work-groups (GPUs): num_warps x 32, rounded down to a power of two
     (default 4, so 128); `num_stages` is kept on the kernel. A `caller`
-    other than "torch" ("opencl") builds the kernel ahead of time into a C
+    other than "torch" ("opencl", "cuda") builds the kernel ahead of time into a C
     library in `output_dir` named `kernel_name` (ninetoothed.aot) and returns
     a callable over that library.
     """
@@ -207,7 +207,7 @@ def jit(func=None, *, caller="torch", kernel_name=None, num_warps=None, num_stag
     if caller != "torch":
         raise NotImplementedError(
             f"jit(caller={caller!r}): ahead-of-time kernels are built with ninetoothed.make(..., "
-            "caller='opencl', kernel_name=..., output_dir=...) or ninetoothed.build; jit makes kernels "
+            "caller='opencl' or 'cuda', kernel_name=..., output_dir=...) or ninetoothed.build; jit makes kernels "
             "called from Python (caller='torch')"
         )
     options = _launch_options(num_warps, num_stages, max_num_configs)

@@ -122,6 +122,8 @@ const Loaded<NvrtcApi>& loaded_nvrtc() {
            read_symbol(h, "nvrtcGetProgramLog", a.nvrtcGetProgramLog, e) &&
            read_symbol(h, "nvrtcGetCUBINSize", a.nvrtcGetCUBINSize, e) &&
            read_symbol(h, "nvrtcGetCUBIN", a.nvrtcGetCUBIN, e) &&
+           read_symbol(h, "nvrtcGetPTXSize", a.nvrtcGetPTXSize, e) &&
+           read_symbol(h, "nvrtcGetPTX", a.nvrtcGetPTX, e) &&
            read_symbol(h, "nvrtcDestroyProgram", a.nvrtcDestroyProgram, e) &&
            read_symbol(h, "nvrtcGetErrorString", a.nvrtcGetErrorString, e);
     if (!l.ok) l.error = "NVRTC is too old: " + l.error;

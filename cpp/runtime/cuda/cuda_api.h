@@ -86,6 +86,8 @@ struct NvrtcApi {
   nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
   nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetPTX)(nvrtcProgram, char*);
   nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
   const char* (*nvrtcGetErrorString)(nvrtcResult);
 };

@@ -55,19 +55,49 @@ std::string CudaDevice::architecture() const {
 
 std::string CudaDevice::cache_key() const { return "cuda|" + name_ + "|" + architecture(); }
 
+CudaLimits CudaLimits::of_architecture(const std::string& architecture) {
+  std::string digits;
+  for (const char* prefix : {"sm_", "compute_"}) {
+    if (architecture.starts_with(prefix)) digits = architecture.substr(std::string_view(prefix).size());
+  }
+  if (!digits.empty() && digits.back() == 'a') digits.pop_back();
+  if (digits.size() < 2 || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    throw ValueError("'" + architecture +
+                     "' is not a CUDA architecture (sm_XY, sm_XYa or compute_XY, e.g. sm_90a, compute_80)");
+  }
+  CudaLimits limits;
+  limits.compute_capability = std::stoi(digits);
+  // The opt-in shared memory per block of each generation (the CUDA programming guide's table);
+  // virtual architectures assume the least of the devices they run on.
+  const int cc = limits.compute_capability;
+  const bool virtual_architecture = architecture.starts_with("compute_");
+  size_t kib = 48;
+  if (cc == 70 || cc == 72) kib = 96;
+  if (cc == 75) kib = 64;
+  if (cc == 80 || cc == 87) kib = virtual_architecture ? 99 : 163;
+  if (cc == 86 || cc == 89 || cc == 120) kib = 99;
+  if (cc == 90 || cc == 100) kib = virtual_architecture ? 99 : 227;
+  limits.shared_memory_per_block = kib * 1024;
+  return limits;
+}
+
 CUfunction CudaDevice::function(const std::string& source, const std::string& options,
-                                const std::string& name) {
+                                const std::string& name, std::string_view image) {
   auto key = std::make_pair(options, source);
   {
     std::lock_guard lock(mutex_);
     if (auto it = functions_.find(key); it != functions_.end()) return it->second;
   }
-  std::string cubin = compile_to_cubin(source, options, architecture());  // outside the lock: slow
+  std::string compiled;
+  if (image.empty()) {
+    compiled = compile_cuda_image(source, options, architecture());  // outside the lock: slow
+    image = compiled;
+  }
   std::lock_guard lock(mutex_);
   if (auto it = functions_.find(key); it != functions_.end()) return it->second;  // another thread's
   ScopedContext scoped(context_);
   CUmodule module = nullptr;
-  check(driver().cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");  // kept for the process
+  check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");  // kept for the process
   CUfunction function = nullptr;
   check(driver().cuModuleGetFunction(&function, module, name.c_str()), "cuModuleGetFunction");
   check(driver().cuFuncSetAttribute(function, kFuncAttributeMaxDynamicSharedSizeBytes,

@@ -11,11 +11,24 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "runtime/cuda/cuda_api.h"
 
 namespace nt::cuda {
+
+// What the build of a kernel for a device depends on: its compute capability and limits.
+struct CudaLimits {
+  int compute_capability = 0;  // 90 for 9.0
+  int max_threads_per_block = 1024;
+  size_t shared_memory_per_block = 48 * 1024;  // the opt-in limit of dynamic shared memory
+
+  // The limits every device of an architecture has ("sm_90a", "sm_86", or "compute_80" for PTX,
+  // which runs on 8.0 and later): what an ahead-of-time build compiles for with no device at
+  // hand. ValueError for a name that is neither.
+  static CudaLimits of_architecture(const std::string& architecture);
+};
 
 class CudaDevice {
  public:
@@ -33,12 +46,17 @@ class CudaDevice {
   int max_threads_per_block() const { return max_threads_per_block_; }
   // The dynamic shared memory a thread block may have (the opt-in limit: 227 KiB on Hopper).
   size_t shared_memory_per_block() const { return shared_memory_per_block_; }
+  CudaLimits limits() const {
+    return {compute_capability_, max_threads_per_block_, shared_memory_per_block_};
+  }
   // What tuning and the disk cache key choices by.
   std::string cache_key() const;
 
-  // The kernel `name` of the source built with `options`: compiled by NVRTC (or read from the
-  // disk cache), loaded once into this device's context, kept for the process.
-  CUfunction function(const std::string& source, const std::string& options, const std::string& name);
+  // The kernel `name` of the source built with `options`: loaded once into this device's
+  // context and kept for the process, from `image` (a cubin or PTX built before: an
+  // ahead-of-time library's) or else compiled by NVRTC (or read from the disk cache).
+  CUfunction function(const std::string& source, const std::string& options, const std::string& name,
+                      std::string_view image = {});
 
  private:
   explicit CudaDevice(int ordinal);

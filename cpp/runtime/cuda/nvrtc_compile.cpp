@@ -34,8 +34,8 @@ struct ProgramHandle {
 
 size_t num_nvrtc_compiles() { return g_compiles; }
 
-std::string compile_to_cubin(const std::string& source, const std::string& options,
-                             const std::string& architecture) {
+std::string compile_cuda_image(const std::string& source, const std::string& options,
+                               const std::string& architecture) {
   const NvrtcApi& api = nvrtc();
   const std::string key = architecture + "|nvrtc " + nvrtc_version() + "|" + options + "|" + source;
   if (auto cubin = DiskCache::instance().read("cuda-programs", key)) return *cubin;
@@ -66,12 +66,13 @@ std::string compile_to_cubin(const std::string& source, const std::string& optio
                      architecture + " with options '" + options + "'; source saved to " +
                      save_failed_source(source, ".cu") + "\nbuild log:\n" + log);
   }
+  const bool ptx = architecture.starts_with("compute_");
   size_t size = 0;
-  api.nvrtcGetCUBINSize(handle.program, &size);
-  std::string cubin(size, '\0');
-  api.nvrtcGetCUBIN(handle.program, cubin.data());
-  DiskCache::instance().write("cuda-programs", key, cubin);
-  return cubin;
+  (ptx ? api.nvrtcGetPTXSize : api.nvrtcGetCUBINSize)(handle.program, &size);
+  std::string image(size, '\0');
+  (ptx ? api.nvrtcGetPTX : api.nvrtcGetCUBIN)(handle.program, image.data());
+  DiskCache::instance().write("cuda-programs", key, image);
+  return image;
 }
 
 }  // namespace nt::cuda
