@@ -2,9 +2,9 @@
 torch, in one run, on one GPU.
 
 Run by scripts/gpu/run.sh (GPU_BENCHMARK=cuda) on a machine with an NVIDIA GPU. Every kernel is the
-tutorial's (examples/tutorial_kernels.py for ours; the same arrangement and application made with
-upstream's `ninetoothed.make` when its `src/` is importable: UPSTREAM_SRC, default .upstream/src).
-Each row's result is checked against torch first. "per call" is the host's wall time of one call as a
+tutorial's: its applications (examples/tutorial_kernels.py) over the arrangements below, made by our
+`ninetoothed.make` and by upstream's where its `src/` is importable (UPSTREAM_SRC, default
+.upstream/src), each with its own symbols. Each row's result is checked against torch first. "per call" is the host's wall time of one call as a
 user makes it (arguments, launch), over a loop of calls with the stream synchronised only at its end;
 "device" is the GPU time per call from CUDA events around such a loop. Rates are from the device
 time: bytes read and written once, or 2mnk FLOPs.
@@ -21,19 +21,49 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "python")]
 
 import ninetoothed  # noqa: E402
-from tutorial_kernels import (  # noqa: E402
-    add_application,
-    add_arrangement,
-    add_kernel,
-    matmul_application,
-    matmul_arrangement,
-    matmul_kernel,
-    softmax_application,
-    softmax_arrangement,
-    softmax_kernel,
-)
+from tutorial_kernels import add_application, matmul_application, softmax_application  # noqa: E402
 
 LOOP = int(os.environ.get("GPU_BENCH_LOOP", "50"))
+
+# The tutorial's arrangements, written so that each library makes them with its own symbols: _NT is
+# the ninetoothed module whose make() is running them (ours, or upstream's while its kernels are made).
+_NT = ninetoothed
+
+
+def add_arrangement(x, y, z):
+    block = _NT.block_size()
+    return x.tile((block,)), y.tile((block,)), z.tile((block,))
+
+
+def softmax_arrangement(input, output):
+    block = _NT.Symbol("BLOCK_SIZE", constexpr=True)
+    return input.tile((1, block)), output.tile((1, block))
+
+
+def matmul_arrangement(a, b, c):
+    bm, bn, bk = _NT.block_size(), _NT.block_size(), _NT.block_size()
+    c_tiled = c.tile((bm, bn))
+    a_tiled = a.tile((bm, bk)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
+    a_tiled.dtype = a_tiled.dtype.squeeze(0)
+    b_tiled = b.tile((bk, bn)).tile((-1, 1)).expand((c_tiled.shape[0], -1))
+    b_tiled.dtype = b_tiled.dtype.squeeze(1)
+    return a_tiled, b_tiled, c_tiled
+
+
+def tutorial_kernels(nt):
+    """The three kernels made by the ninetoothed module `nt`."""
+    global _NT
+    _NT = nt
+    try:
+        Tensor = nt.Tensor
+        return {
+            "add": nt.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1))),
+            "softmax": nt.make(softmax_arrangement, softmax_application,
+                               (Tensor(2, other=float("-inf")), Tensor(2))),
+            "matmul": nt.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
+        }
+    finally:
+        _NT = ninetoothed
 
 
 def upstream_kernels():
@@ -46,15 +76,7 @@ def upstream_kernels():
         del sys.modules[name]
     sys.path.insert(0, src)
     try:
-        upstream = importlib.import_module("ninetoothed")
-        Tensor = upstream.Tensor
-        made = {
-            "add": upstream.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1))),
-            "softmax": upstream.make(
-                softmax_arrangement, softmax_application, (Tensor(2, other=float("-inf")), Tensor(2))
-            ),
-            "matmul": upstream.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
-        }
+        made = tutorial_kernels(importlib.import_module("ninetoothed"))
     except Exception as error:  # noqa: BLE001 - the table says why the column is empty
         print(f"upstream NineToothed not usable: {error!r}")
         made = None
@@ -104,7 +126,7 @@ def cases():
 
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
-    ours = {"add": add_kernel, "softmax": softmax_kernel, "matmul": matmul_kernel}
+    ours = tutorial_kernels(ninetoothed)
     upstream = upstream_kernels()
     print(f"device: {torch.cuda.get_device_name()}; {LOOP} calls a loop, best of 3; times per call in ms")
     header = "| kernel | ours per call | ours device | upstream per call | upstream device | torch per call | ours rate |"

@@ -145,6 +145,13 @@ std::vector<int64_t> int_tuple(const py::handle& sequence) {
 
 // torch's current stream of CUDA device `index` (a CUstream's value).
 uintptr_t current_cuda_stream(int index) {
+  // torch's raw getter where it has one (what Triton's launcher calls: no Stream object is made),
+  // else torch.cuda.current_stream(index).cuda_stream.
+  static auto& raw = *new py::object([] {
+    py::object c = py::module_::import("torch._C");
+    return py::hasattr(c, "_cuda_getCurrentRawStream") ? c.attr("_cuda_getCurrentRawStream") : py::object();
+  }());
+  if (raw) return raw(index).cast<uintptr_t>();
   static auto& current_stream = *new py::object(py::module_::import("torch.cuda").attr("current_stream"));
   return attr(current_stream(index), "cuda_stream").cast<uintptr_t>();
 }

@@ -218,3 +218,39 @@ def test_matmul_on_tensor_cores():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+_HOST_ONLY = r"""
+import numpy as np
+import ninetoothed
+from ninetoothed import Tensor
+
+
+def arrangement(x, y, z, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
+
+
+def application(x, y, z):
+    z = x + y  # noqa: F841
+
+
+kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+x, y = np.arange(1000, dtype=np.float32), np.ones(1000, dtype=np.float32)
+z = np.full(1000, np.nan, dtype=np.float32)
+kernel(x, y, z)
+assert (z == x + y).all()
+maps = open("/proc/self/maps").read()
+print("libcuda loaded" if "libcuda" in maps else "no libcuda", "nvrtc loaded" if "nvrtc" in maps else "no nvrtc")
+"""
+
+
+def test_a_process_with_host_tensors_only_never_opens_cuda(tmp_path):
+    import os
+    import subprocess
+
+    script = tmp_path / "host_only.py"
+    script.write_text(_HOST_ONLY)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "no libcuda no nvrtc" in result.stdout

@@ -59,6 +59,7 @@ const Loaded<DriverApi>& loaded_driver() {
               read_symbol(h, "cuDevicePrimaryCtxRelease_v2", a.cuDevicePrimaryCtxRelease, e) &&
               read_symbol(h, "cuCtxPushCurrent_v2", a.cuCtxPushCurrent, e) &&
               read_symbol(h, "cuCtxPopCurrent_v2", a.cuCtxPopCurrent, e) &&
+              read_symbol(h, "cuCtxGetCurrent", a.cuCtxGetCurrent, e) &&
               read_symbol(h, "cuModuleLoadData", a.cuModuleLoadData, e) &&
               read_symbol(h, "cuModuleUnload", a.cuModuleUnload, e) &&
               read_symbol(h, "cuModuleGetFunction", a.cuModuleGetFunction, e) &&
@@ -165,10 +166,14 @@ void check(CUresult result, const char* what) {
 }
 
 ScopedContext::ScopedContext(CUcontext context) {
+  CUcontext current = nullptr;
+  if (driver().cuCtxGetCurrent(&current) == 0 && current == context) return;
   check(driver().cuCtxPushCurrent(context), "cuCtxPushCurrent");
+  pushed_ = true;
 }
 
 ScopedContext::~ScopedContext() {
+  if (!pushed_) return;
   CUcontext popped = nullptr;
   driver().cuCtxPopCurrent(&popped);
 }

@@ -57,6 +57,7 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxPushCurrent)(CUcontext);
   CUresult (*cuCtxPopCurrent)(CUcontext*);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
@@ -106,13 +107,17 @@ std::string nvrtc_version();
 // Throws RuntimeError naming `what` and the driver's text for `result` unless it is success.
 void check(CUresult result, const char* what);
 
-// The current context is `context` while this lives (cuCtxPushCurrent / cuCtxPopCurrent).
+// The current context is `context` while this lives (cuCtxPushCurrent / cuCtxPopCurrent); nothing
+// is pushed where it is current already (torch's threads: a launch's common case).
 class ScopedContext {
  public:
   explicit ScopedContext(CUcontext context);
   ~ScopedContext();
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  bool pushed_ = false;
 };
 
 }  // namespace nt::cuda
