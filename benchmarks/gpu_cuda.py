@@ -2,7 +2,7 @@
 torch, in one run, on one GPU.
 
 Run by scripts/gpu/run.sh (GPU_BENCHMARK=cuda) on a machine with an NVIDIA GPU. Every kernel is the
-tutorial's: its applications (examples/tutorial_kernels.py) over the arrangements below, made by our
+tutorial's (examples/tutorial_kernels.py), written out below so that it is made by our
 `ninetoothed.make` and by upstream's where its `src/` is importable (UPSTREAM_SRC, default
 .upstream/src), each with its own symbols. Each row's result is checked against torch first. "per call" is the host's wall time of one call as a
 user makes it (arguments, launch), over a loop of calls with the stream synchronised only at its end;
@@ -18,16 +18,36 @@ import time
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "python")]
+sys.path[:0] = [os.path.join(ROOT, "python")]
 
 import ninetoothed  # noqa: E402
-from tutorial_kernels import add_application, matmul_application, softmax_application  # noqa: E402
+import ninetoothed.language  # noqa: E402
 
 LOOP = int(os.environ.get("GPU_BENCH_LOOP", "50"))
 
-# The tutorial's arrangements, written so that each library makes them with its own symbols: _NT is
-# the ninetoothed module whose make() is running them (ours, or upstream's while its kernels are made).
+# The tutorial's kernels (examples/tutorial_kernels.py), written so that each library makes them with its
+# own symbols and language: _NT and ntl are the ninetoothed module whose make() is running and its
+# language (ours, or upstream's while its kernels are made: it inlines what `ntl` names).
 _NT = ninetoothed
+ntl = ninetoothed.language
+
+
+def add_application(x, y, z):
+    z = x + y  # noqa: F841
+
+
+def softmax_application(input, output):
+    row_minus_max = input - ntl.max(input)
+    numerator = ntl.exp(row_minus_max)
+    denominator = ntl.sum(numerator)
+    output = numerator / denominator  # noqa: F841
+
+
+def matmul_application(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])
+    output = accumulator  # noqa: F841
 
 
 def add_arrangement(x, y, z):
@@ -52,8 +72,8 @@ def matmul_arrangement(a, b, c):
 
 def tutorial_kernels(nt):
     """The three kernels made by the ninetoothed module `nt`."""
-    global _NT
-    _NT = nt
+    global _NT, ntl
+    _NT, ntl = nt, importlib.import_module(nt.__name__ + ".language")
     try:
         Tensor = nt.Tensor
         return {
@@ -63,7 +83,7 @@ def tutorial_kernels(nt):
             "matmul": nt.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
         }
     finally:
-        _NT = ninetoothed
+        _NT, ntl = ninetoothed, ninetoothed.language
 
 
 def upstream_kernels():

@@ -64,6 +64,8 @@ void bind_device(py::module_& m) {
   m.def("cuda_available", &cuda::driver_available,
         "Can the CUDA driver (libcuda.so.1) be loaded and initialised? Loads it on the first call.");
   m.def("nvrtc_available", &cuda::nvrtc_available, "Can NVRTC (libnvrtc.so) be loaded?");
+  m.def("cuda_driver_opened", &cuda::driver_opened,
+        "Has this process opened the CUDA driver (a CUDA launch, or cuda_available())? Opens nothing.");
   m.def(
       "compile_cuda",
       [](const std::string& source, const std::string& options, const std::string& architecture) {

@@ -225,8 +225,7 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
         throw ValueError("'" + p.name + "' is on the " + text_of(attr(attr(arg, "device"), "type")) +
                          " device; NineToothed takes CPU tensors (OpenCL) and CUDA tensors");
       }
-      py::object index = attr(attr(arg, "device"), "index");
-      out.cuda_device = index.is_none() ? 0 : index.cast<int>();
+      out.cuda_device = std::max(call_method(arg, "get_device").cast<int>(), 0);  // no torch.device made
     }
     py::object torch_dtype = attr(arg, "dtype");
     std::optional<DType> d;

@@ -235,10 +235,11 @@ class CompiledKernel {
     std::shared_ptr<cuda::CudaDevice> cuda;  // or the CUDA device
     std::string options;                     // the build options
     size_t num_programs = 0;
-    int64_t work = 0;                  // programs x block elements they access
-    int64_t private_bytes = 0;         // per program
-    size_t work_items = 1;             // per program (lower/program_layout.h)
-    size_t shared_bytes = 0;           // CUDA: the dynamic shared memory of a program
+    int64_t work = 0;           // programs x block elements they access
+    int64_t private_bytes = 0;  // per program
+    size_t work_items = 1;      // per program (lower/program_layout.h)
+    size_t shared_bytes = 0;    // CUDA: the dynamic shared memory of a program
+    mutable std::atomic<cuda::CUfunction> cuda_function{nullptr};  // CUDA: once found, for every launch
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
@@ -261,8 +262,10 @@ class CompiledKernel {
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
   // time (CUDA events), else NaN at once.
   double execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args, void* stream, bool timed);
-  // Compiles (or finds, among the images added) a prepared CUDA launch's kernel.
+  // Compiles (or finds, among the images added) a prepared CUDA launch's kernel; kept in the
+  // Prepared, so that later launches look nothing up.
   cuda::CUfunction cuda_function(const Prepared& prepared) const;
+  cuda::CUfunction find_cuda_function(const Prepared& prepared) const;
   struct CudaImage {
     std::string architecture, options, image;
   };

@@ -213,6 +213,13 @@ const CompiledKernel::CudaImage* CompiledKernel::find_cuda_image(const cuda::Cud
 }
 
 cuda::CUfunction CompiledKernel::cuda_function(const Prepared& prepared) const {
+  if (cuda::CUfunction known = prepared.cuda_function.load(std::memory_order_acquire)) return known;
+  cuda::CUfunction function = find_cuda_function(prepared);
+  prepared.cuda_function.store(function, std::memory_order_release);
+  return function;
+}
+
+cuda::CUfunction CompiledKernel::find_cuda_function(const Prepared& prepared) const {
   const codegen::KernelSource& source = cuda_source();
   if (cuda_images_.empty()) return prepared.cuda->function(source.source, prepared.options, source.name);
   if (const CudaImage* image = find_cuda_image(*prepared.cuda, prepared.options))

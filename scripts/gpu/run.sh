@@ -5,11 +5,12 @@
 # /etc/OpenCL/vendors/nvidia.icd when missing, runs kernel tests on the NVIDIA device
 # (NINETOOTHED_DEVICE=NVIDIA), then prints the GPU benchmark table (benchmarks/gpu.py).
 # Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] [GPU_TEST_JOBS=n] [NINETOOTHED_TEST_DEVICE=cuda]
-#        scripts/gpu/run.sh [pytest files...]
+#        [GPU_JUNIT=file.xml] scripts/gpu/run.sh [pytest files...]
 #   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark, =cuda runs
 #   benchmarks/gpu_cuda.py instead of benchmarks/gpu.py; GPU_TEST_JOBS
 #   runs test files on n processes where pytest-xdist is installed; NINETOOTHED_TEST_DEVICE=cuda
-#   runs every kernel call of the tests on CUDA tensors, tests/python/conftest.py)
+#   runs every kernel call of the tests on CUDA tensors, tests/python/conftest.py; GPU_JUNIT writes
+#   pytest's JUnit XML there, which scripts/gpu/per_file.py counts per file)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
@@ -39,7 +40,10 @@ PARALLEL=()
 if [ -n "${GPU_TEST_JOBS:-}" ] && "$PYTHON" -c "import xdist" 2>/dev/null; then
   PARALLEL=(-n "$GPU_TEST_JOBS" --dist loadfile)
 fi
-timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider "${PARALLEL[@]}" "$@" || status=$?
+JUNIT=()
+[ -n "${GPU_JUNIT:-}" ] && JUNIT=(--junitxml "$GPU_JUNIT" -o junit_family=xunit1)
+timeout "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:cacheprovider "${PARALLEL[@]}" "${JUNIT[@]}" "$@" ||
+  status=$?
 [ $status -eq 0 ] || echo "[gpu] tests failed or timed out (exit $status)"
 [ "${GPU_BENCHMARK:-1}" = 0 ] && exit $status
 echo "[gpu] benchmark"

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -37,8 +38,11 @@ bool read_symbol(void* handle, const char* symbol, F& entry, std::string& error)
   return entry != nullptr;
 }
 
+std::atomic<bool> g_driver_opened{false};
+
 const Loaded<DriverApi>& loaded_driver() {
   static const Loaded<DriverApi> loaded = [] {
+    g_driver_opened = true;
     Loaded<DriverApi> l;
     std::string tried;
     void* h = open_first({"libcuda.so.1", "libcuda.so"}, tried);  // never closed: used until exit
@@ -148,6 +152,8 @@ const NvrtcApi& nvrtc() {
 }
 
 bool driver_available() { return loaded_driver().ok; }
+
+bool driver_opened() { return g_driver_opened; }
 
 bool nvrtc_available() { return loaded_nvrtc().ok; }
 

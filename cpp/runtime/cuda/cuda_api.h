@@ -100,6 +100,8 @@ const DriverApi& driver();
 const NvrtcApi& nvrtc();
 // Whether each can be loaded (never throws; loads on first call).
 bool driver_available();
+// Has anything in this process asked for the driver yet (loading it)? Never loads it.
+bool driver_opened();
 bool nvrtc_available();
 // "major.minor" of the NVRTC in use.
 std::string nvrtc_version();
