@@ -22,6 +22,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples")
 
 from tutorial_kernels import add_kernel, matmul_application, softmax_kernel  # noqa: E402
 
+# Copies between host tensors and a discrete OpenCL device: CUDA tensors have none.
+pytestmark = pytest.mark.host_tensors
+
 SLOT_BYTES = 4096
 DIRECT_LIMIT = 1024
 

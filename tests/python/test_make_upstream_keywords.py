@@ -55,7 +55,7 @@ def test_jit_takes_the_same_keywords():
     assert torch.equal(output, (input.float() - 3).half())
 
 
-@pytest.mark.parametrize("caller", ("cuda", "triton", ""))
+@pytest.mark.parametrize("caller", ("hip", "triton", ""))
 def test_an_ahead_of_time_caller_is_refused_clearly(caller):
     with pytest.raises(NotImplementedError, match="ahead-of-time"):
         ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)), caller=caller)

@@ -269,7 +269,7 @@ BAD_INPUTS = {
     "application takes fewer": (lambda: _make(_identity, _one_parameter, (Tensor(1), Tensor(1))), TypeError, "parameters"),
     "arrangement gives a non-tensor": (lambda: _make(lambda x: (3,), _one_parameter, (Tensor(1),)), TypeError, "Tensor"),
     "jit without annotations": (lambda: ninetoothed.jit(_one_parameter), TypeError, "annotated"),
-    "aot caller": (lambda: _make(_identity, _one_parameter, (Tensor(1),)) and ninetoothed.make(_identity, _one_parameter, (Tensor(1),), caller="cuda"), NotImplementedError, "ahead-of-time"),
+    "aot caller": (lambda: _make(_identity, _one_parameter, (Tensor(1),)) and ninetoothed.make(_identity, _one_parameter, (Tensor(1),), caller="hip"), NotImplementedError, "ahead-of-time"),
     "num_warps zero": (lambda: ninetoothed.make(_identity, _one_parameter, (Tensor(1),), num_warps=0), ValueError, "num_warps"),
     # Launch arguments
     "too few arguments": (lambda: _launch(torch.zeros(3)), TypeError, "arguments"),

@@ -13,6 +13,13 @@ const char* const kPreamble =
 #ifndef NT_VECTOR_BYTES
 #define NT_VECTOR_BYTES 64
 #endif
+// A prefetch hint where the device's compiler takes one on global memory (CPUs: -DNT_CPU_PREFETCH);
+// nothing elsewhere (NVIDIA's OpenCL refuses __builtin_prefetch on a __global pointer).
+#ifdef NT_CPU_PREFETCH
+#define NT_PREFETCH(address) __builtin_prefetch(address, 0, 2)
+#else
+#define NT_PREFETCH(address) ((void)0)
+#endif
 
 inline long nt_floordiv(long a, long b) {
   long q = a / b;

@@ -6,7 +6,7 @@
 // elements (the prefetches only where there are loads to prefetch),
 //
 //   for (long eo = 0; eo < n; eo += 16) {
-//     if (nt_next_exists) __builtin_prefetch(&nt_p0[<offset of element eo, next program>], 0, 2);
+//     if (nt_next_exists) NT_PREFETCH(&nt_p0[<offset of element eo, next program>]);
 //     #pragma clang loop vectorize_width(16)
 //     for (long e = eo; e < min(eo + 16L, (long)(n)); ++e) <body>
 //   }
@@ -72,8 +72,7 @@ void Emitter::emit_prefetches(const std::vector<Value>& loads, const std::vector
   open("if (nt_next_exists)");
   for (const Value& load : loads) {
     Expr offset = substitute(access_of(load).offset_at(index), next_program_);
-    line_("__builtin_prefetch(&nt_p" + std::to_string(load->param) + "[" + c(simplify(offset, env_)) +
-          "], 0, 2);");
+    line_("NT_PREFETCH(&nt_p" + std::to_string(load->param) + "[" + c(simplify(offset, env_)) + "]);");
   }
   close();
   line_("#endif");
