@@ -82,11 +82,24 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& lim
   while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(limits.max_threads_per_block))) items *= 2;
   // Tensor cores (mma.sync, native in CUDA C) from compute capability 8.0.
   const bool mma = source.work_group_capable && items % kCudaWarp == 0 && limits.compute_capability >= 80;
-  SymbolMap with_items = values;
-  with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(items)));
-  with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
-  auto shared = evaluate_int(source.local_bytes, with_items);
-  if (!shared || static_cast<size_t>(std::max<int64_t>(*shared, 0)) > limits.shared_memory_per_block) {
+  auto shared_of = [&](size_t n) {
+    SymbolMap with_items = values;
+    with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(n)));
+    with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
+    return evaluate_int(source.local_bytes, with_items);
+  };
+  auto fits = [&](const std::optional<int64_t>& bytes) {
+    return bytes && static_cast<size_t>(std::max<int64_t>(*bytes, 0)) <= limits.shared_memory_per_block;
+  };
+  // Where the blocks' shared memory grows with the threads (reductions' partials, the dot's
+  // staging), fewer warps may fit: a smaller block runs where the asked one cannot (CUDA has no
+  // one-thread form to fall back to).
+  auto shared = shared_of(items);
+  while (!fits(shared) && items > kCudaWarp) {
+    items /= 2;
+    shared = shared_of(items);
+  }
+  if (!fits(shared)) {
     throw ValueError("this configuration needs " +
                      (shared ? std::to_string(*shared) : std::string("an unknown number of")) +
                      " bytes of shared memory per program, more than the " +

@@ -146,6 +146,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available() or not _core.cuda_availa
 
 
 @cuda
+@pytest.mark.host_tensors  # needs host tensors that stay on the host
 def test_mixed_devices_are_refused_by_name():
     kernel = make_add()
     x, z = torch.randn(10, device="cuda"), torch.empty(10, device="cuda")
