@@ -161,7 +161,9 @@ std::optional<DType> cuda_array_dtype(const std::string& typestr) {
   return it->second;
 }
 
-// A tensor argument: its dtype and the TensorArg. An object with `__cuda_array_interface__`
+// A tensor argument: its dtype and the TensorArg. Its dtype is the specialisation's even where the
+// parameter declares another (upstream specialises on the argument; the declared one is what an
+// ahead-of-time build uses). An object with `__cuda_array_interface__`
 // (CuPy's arrays) gives the stream its data is ordered on in `stream`, when it names one.
 DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
                       std::optional<uintptr_t>& stream) {
@@ -232,10 +234,6 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
     out.strides = int_tuple(call_method(arg, "stride"));
   } else {
     throw TypeError("'" + p.name + "' must be a torch.Tensor or a numpy.ndarray, got " + type_name(arg));
-  }
-  if (p.dtype && *p.dtype != dtype) {
-    throw TypeError("'" + p.name + "' must have dtype " + text_of(py::cast(*p.dtype)) + ", got " +
-                    text_of(py::cast(dtype)));
   }
   if (out.shape.size() != p.ndim) {
     throw ValueError("'" + p.name + "' must have " + std::to_string(p.ndim) + " dimensions, got " +

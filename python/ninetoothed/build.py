@@ -34,6 +34,7 @@ import time
 import warnings
 
 from ninetoothed import aot, aot_library
+from ninetoothed.kernel import check_declared_dtypes
 
 _DEFAULT_SIZE = 256
 _DEFAULT_SIZE_1D = 65536
@@ -177,6 +178,8 @@ def _variant_name(kernel_name, combination, earlier):
 def _variant(premake, config, combination, name):
     args, kwargs, compilation_configs = config
     arrangement, application, tensors = premake(*args, **kwargs)
+    tensors = tuple(tensors)  # any iterable, read once
+    check_declared_dtypes(tensors, name)
     plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"))
     files = aot.kernel_files(name, [p["name"] for p in params], plan)
     return {

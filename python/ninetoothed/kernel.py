@@ -17,11 +17,12 @@ from ninetoothed._core import DType, Tensor
 from ninetoothed._frontend import Parameter, Tracer
 
 def _element_dtype(tensor):
-    """The scalar dtype under all levels of an arranged tensor (None if unset)."""
+    """The scalar dtype under all levels of an arranged tensor (None if unset, or if what was declared
+    is not a dtype: upstream keeps such a value and a JIT launch ignores it)."""
     dtype = tensor.dtype
     while isinstance(dtype, Tensor):
         dtype = dtype.dtype
-    return dtype
+    return dtype if isinstance(dtype, DType) else None
 
 
 class _ParamSpec:
@@ -155,6 +156,22 @@ class Kernel:
         return [record for compiled in self._compiled.values() for record in compiled.tuning_report()]
 
 
+def check_declared_dtypes(tensors, what):
+    """Refuses tensors whose declared dtype is not a dtype where it is used: an ahead-of-time kernel is
+    built for the declared dtypes (at a JIT launch such a value is ignored: the argument's dtype is used)."""
+    for index, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor) or tensor.constexpr:
+            continue
+        dtype = tensor.dtype
+        while isinstance(dtype, Tensor):
+            dtype = dtype.dtype
+        if dtype is not None and not isinstance(dtype, DType):
+            raise ValueError(
+                f"{what}: tensor {index} declares dtype={dtype!r}, which is not a dtype; an ahead-of-time "
+                "kernel is built for its tensors' declared dtypes (e.g. Tensor(..., dtype=ninetoothed.float32))"
+            )
+
+
 def _launch_options(num_warps, num_stages, max_num_configs):
     """Checks make()/jit()'s upstream keywords; returns them as Kernel keywords."""
     for name, value in (("num_warps", num_warps), ("num_stages", num_stages), ("max_num_configs", max_num_configs)):
@@ -187,9 +204,11 @@ def make(
     a callable over that library.
     """
     options = _launch_options(num_warps, num_stages, max_num_configs)
+    tensors = tuple(tensors)  # any iterable, read once
     if caller != "torch":
         from ninetoothed import aot
 
+        check_declared_dtypes(tensors, kernel_name or "make(caller=...)")
         return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir, options["num_warps"])
     if output_dir is not None:
         raise ValueError(
