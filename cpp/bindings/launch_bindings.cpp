@@ -388,9 +388,10 @@ class LaunchBinder {
       const auto& meta = compiled->meta_symbols();
       std::string unknown;
       for (const auto& [name, value] : *config) {
-        if (name == kNumWarpsConfigKey && value < 1)
-          throw ValueError("pin(): num_warps must be at least 1, got " + std::to_string(value));
-        if (std::find(meta.begin(), meta.end(), name) == meta.end() && name != kNumWarpsConfigKey)
+        const bool compiler_option = name == kNumWarpsConfigKey || name == kNumStagesConfigKey;
+        if (compiler_option && value < 1)
+          throw ValueError("pin(): " + name + " must be at least 1, got " + std::to_string(value));
+        if (std::find(meta.begin(), meta.end(), name) == meta.end() && !compiler_option)
           unknown += (unknown.empty() ? "" : ", ") + py::repr(py::str(name)).cast<std::string>();
       }
       if (!unknown.empty()) {

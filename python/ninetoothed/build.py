@@ -25,6 +25,7 @@ unchanged is reused from `output_dir` rather than rebuilt.
 
 import ctypes
 import inspect
+import itertools
 import pathlib
 import hashlib
 import sys
@@ -45,7 +46,9 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
 
     :param premake: returns ``(arrangement, application, tensors)`` for a configuration.
     :param configs: ``(args, kwargs, compilation_configs)`` tuples; ``args`` and ``kwargs`` go to
-        ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``.
+        ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``. ``num_warps`` and
+        ``num_stages`` may be tuples or lists of candidates: a variant is built for each, and they are
+        tuned at build time (as with ``meta_parameters``) instead of passed.
     :param meta_parameters: names of premake parameters tuned at build time instead of passed.
     :param caller: who calls the kernel: "opencl" (the default) for a C library.
     :param kernel_name: the library's name: ``launch_<kernel_name>`` in ``<kernel_name>.h``.
@@ -70,6 +73,7 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         return _LazyKernel(lambda: build(premake, configs, meta_parameters=meta_parameters, caller=caller,
                                          kernel_name=kernel_name, output_dir=output_dir))
     output_dir.mkdir(parents=True, exist_ok=True)
+    configs, candidates = _expand_candidates(configs)
 
     variants = []
     for config in configs:
@@ -86,6 +90,8 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         unknown = set(meta_parameters) - {n.removesuffix("_") for n in config_params}
         if unknown:
             raise ValueError(f"meta_parameters {sorted(unknown)} are not parameters of the premake")
+    elif candidates:  # num_warps=(4, 8) and the like: tuned at build time, not passed
+        meta_params = [n for n in config_params if n in candidates]
     files = {v["name"]: v["files"] for v in variants}
     expected = aot.fingerprint(*(text for name in sorted(files) for text in files[name]),
                                repr(tensor_params), repr(config_params), repr(meta_params))
@@ -152,6 +158,31 @@ class _LazyKernel:
                 if self._kernel is None:
                     self._kernel = self._factory()
         return self._kernel(*args)
+
+
+def _expand_candidates(configs):
+    """Configurations whose compilation configs give num_warps or num_stages as candidates (a tuple or
+    list, as make() takes them) become one configuration per combination of them; returns the
+    configurations and the names given several candidates (tuned at build time, as upstream's
+    make() tunes over them)."""
+    from ninetoothed.kernel import _tuning_space
+
+    expanded, candidates = [], set()
+    for args, kwargs, compilation_configs in configs:
+        compilation_configs = dict(compilation_configs)
+        spaces = {}
+        for name in ("num_warps", "num_stages"):
+            value = _tuning_space(name, compilation_configs.get(name))
+            if isinstance(value, tuple):
+                spaces[name] = value
+                if len(value) > 1:
+                    candidates.add(name)
+        if not spaces:
+            expanded.append((args, kwargs, compilation_configs))
+            continue
+        for values in itertools.product(*spaces.values()):
+            expanded.append((args, kwargs, dict(compilation_configs, **dict(zip(spaces, values)))))
+    return tuple(expanded), candidates
 
 
 def _combination(premake, config):
