@@ -52,6 +52,14 @@ py::object from_expr(const Expr& e) {
   }
 }
 
+std::optional<py::tuple> iterable_items(const py::handle& object) {
+  if (py::isinstance<py::tuple>(object)) return py::reinterpret_borrow<py::tuple>(object);
+  if (py::isinstance<py::str>(object) || py::isinstance<py::bytes>(object) ||
+      py::isinstance<py::dict>(object) || py::isinstance<Tensor>(object) || !py::hasattr(object, "__iter__"))
+    return std::nullopt;
+  return py::tuple(py::reinterpret_borrow<py::object>(object));
+}
+
 SymbolMap to_symbol_map(const py::handle& subs) {
   SymbolMap map;
   if (subs.is_none()) return map;
@@ -60,15 +68,15 @@ SymbolMap to_symbol_map(const py::handle& subs) {
     if (py::isinstance<Tensor>(key)) {
       const Tensor& source = key.cast<TensorPtr>()->source_ref();
       auto require_sequence = [](const py::handle& item, const char* what) {
-        if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) {
-          throw TypeError(std::string("`subs` ") + what + " must be a tuple or list");
-        }
-        return py::reinterpret_borrow<py::sequence>(item);
+        auto items = iterable_items(item);
+        if (!items)
+          throw TypeError(std::string("`subs` ") + what + " must be a tuple, list or other iterable");
+        return *items;
       };
       // A Tensor stands for its shape (its strides are then contiguous ones,
       // as upstream takes them); a dict gives "shape" and, optionally, "strides".
       std::vector<Expr> sizes;
-      std::optional<py::sequence> strides;
+      std::optional<py::tuple> strides;
       if (py::isinstance<Tensor>(value)) {
         sizes = value.cast<TensorPtr>()->shape();
       } else if (py::isinstance<py::dict>(value) && value.contains("shape")) {

@@ -25,6 +25,10 @@ py::object from_expr(const Expr& e);
 int64_t to_int(const py::handle& object, const char* what);
 // None as nullopt, else to_int.
 std::optional<int64_t> optional_int(const py::handle& object, const char* what);
+// The items of a tuple, list or any other iterable, as a tuple (a generator is read here, once);
+// nullopt for str, bytes, dict, Tensor and objects that are not iterable. Upstream iterates the
+// arguments that take several values (shape, shape_options, tile shapes, ...): any iterable works.
+std::optional<py::tuple> iterable_items(const py::handle& object);
 // The name of `object`'s type, for error messages.
 std::string type_name(const py::handle& object);
 

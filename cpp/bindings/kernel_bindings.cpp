@@ -340,6 +340,8 @@ void bind_kernel(py::module_& m) {
       .def_property_readonly("default_config", &CompiledKernel::default_config)
       .def("set_max_num_configs", &CompiledKernel::set_max_num_configs)
       .def("set_num_warps", &CompiledKernel::set_num_warps, py::arg("num_warps"))
+      .def("set_tuning_candidates", &CompiledKernel::set_tuning_candidates, py::arg("num_warps"),
+           py::arg("num_stages"))
       .def_property_readonly("last_work_items", &CompiledKernel::last_work_items,
                              "The work-items each program of the last launch ran on.")
       .def("tuning_report",

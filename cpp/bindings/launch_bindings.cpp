@@ -168,7 +168,9 @@ std::optional<DType> cuda_array_dtype(const std::string& typestr) {
   return it->second;
 }
 
-// A tensor argument: its dtype and the TensorArg. An object with `__cuda_array_interface__`
+// A tensor argument: its dtype and the TensorArg. Its dtype is the specialisation's even where the
+// parameter declares another (upstream specialises on the argument; the declared one is what an
+// ahead-of-time build uses). An object with `__cuda_array_interface__`
 // (CuPy's arrays) gives the stream its data is ordered on in `stream`, when it names one.
 DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
                       std::optional<uintptr_t>& stream) {
@@ -238,10 +240,6 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
     out.strides = int_tuple(call_method(arg, "stride"));
   } else {
     throw TypeError("'" + p.name + "' must be a torch.Tensor or a numpy.ndarray, got " + type_name(arg));
-  }
-  if (p.dtype && *p.dtype != dtype) {
-    throw TypeError("'" + p.name + "' must have dtype " + text_of(py::cast(*p.dtype)) + ", got " +
-                    text_of(py::cast(dtype)));
   }
   if (out.shape.size() != p.ndim) {
     throw ValueError("'" + p.name + "' must have " + std::to_string(p.ndim) + " dimensions, got " +
@@ -396,9 +394,10 @@ class LaunchBinder {
       const auto& meta = compiled->meta_symbols();
       std::string unknown;
       for (const auto& [name, value] : *config) {
-        if (name == kNumWarpsConfigKey && value < 1)
-          throw ValueError("pin(): num_warps must be at least 1, got " + std::to_string(value));
-        if (std::find(meta.begin(), meta.end(), name) == meta.end() && name != kNumWarpsConfigKey)
+        const bool compiler_option = name == kNumWarpsConfigKey || name == kNumStagesConfigKey;
+        if (compiler_option && value < 1)
+          throw ValueError("pin(): " + name + " must be at least 1, got " + std::to_string(value));
+        if (std::find(meta.begin(), meta.end(), name) == meta.end() && !compiler_option)
           unknown += (unknown.empty() ? "" : ", ") + py::repr(py::str(name)).cast<std::string>();
       }
       if (!unknown.empty()) {

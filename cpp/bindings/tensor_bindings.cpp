@@ -5,6 +5,9 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <iterator>
+#include <memory>
+#include <unordered_map>
 
 #include "bindings/conversions.h"
 #include "support/errors.h"
@@ -16,11 +19,10 @@ namespace nt::bindings {
 namespace {
 
 std::vector<Expr> to_exprs(const py::handle& object, const char* what) {
-  if (!py::isinstance<py::sequence>(object) || py::isinstance<py::str>(object)) {
-    throw TypeError(std::string(what) + " must be a tuple or list");
-  }
+  auto items = iterable_items(object);
+  if (!items) throw TypeError(std::string(what) + " must be a tuple, list or other iterable");
   std::vector<Expr> result;
-  for (auto item : py::reinterpret_borrow<py::sequence>(object)) {
+  for (auto item : *items) {
     if (py::isinstance<py::float_>(item)) {
       throw TypeError(std::string(what) + " must hold integers or Symbols, not " +
                       std::string(py::repr(item)));
@@ -36,13 +38,14 @@ std::vector<int64_t> to_ints(const py::handle& object, const char* what) {
     result.push_back(to_int(object, what));
     return result;
   }
-  if (!py::isinstance<py::sequence>(object))
-    throw TypeError(std::string(what) + " must be an int or a tuple of ints");
-  for (auto item : py::reinterpret_borrow<py::sequence>(object)) result.push_back(to_int(item, what));
+  auto items = iterable_items(object);
+  if (!items) throw TypeError(std::string(what) + " must be an int or a tuple of ints");
+  for (auto item : *items) result.push_back(to_int(item, what));
   return result;
 }
 
-ElementType to_element_type(const py::handle& object) {
+// `object` as an element type; nullopt when it is not one (see set_declared_dtype).
+std::optional<ElementType> to_element_type(const py::handle& object) {
   if (object.is_none()) return std::monostate{};
   if (py::isinstance<Tensor>(object)) return object.cast<TensorPtr>();
   if (py::isinstance<DType>(object)) return object.cast<DType>();
@@ -57,13 +60,43 @@ ElementType to_element_type(const py::handle& object) {
   if (auto dot = text.rfind('.'); dot != std::string::npos) text = text.substr(dot + 1);
   if (text == "bool_") text = "bool";
   if (auto dtype = dtype_from_name(text)) return *dtype;
-  throw TypeError("`dtype` must be a Tensor, a ninetoothed dtype, int, float, bool or None, not " +
-                  std::string(py::repr(object)));
+  return std::nullopt;
 }
 
-py::object from_element_type(const ElementType& element) {
+// Declared dtypes that are not element types, by the tensor level they were given to. Upstream
+// stores whatever `dtype` it is given and reads it only where it generates code for a declared
+// dtype (AOT); ntops passes a block size there by position (`Tensor(ndim, dtype, ...)` called
+// with `(ndim, 256)`). So such a value is kept for `dtype` to give back, and the level has no
+// element type: a JIT launch specialises on its argument's dtype, and an ahead-of-time build
+// refuses it (ninetoothed.make, ninetoothed.build). Read and written under the GIL.
+struct UndeclaredDType {
+  std::weak_ptr<const Tensor> level;  // the address is only this level's while it lives
+  py::object value;
+};
+std::unordered_map<const Tensor*, UndeclaredDType>& undeclared_dtypes() {
+  static auto* map = new std::unordered_map<const Tensor*, UndeclaredDType>;  // outlives the interpreter
+  return *map;
+}
+
+// Sets `tensor`'s element type from a Python value, keeping one that is not a dtype as above.
+void set_declared_dtype(const TensorPtr& tensor, const py::handle& object) {
+  auto& map = undeclared_dtypes();
+  std::optional<ElementType> element = to_element_type(object);
+  tensor->set_dtype(element ? *element : ElementType{std::monostate{}});
+  map.erase(tensor.get());
+  if (element) return;
+  for (auto it = map.begin(); it != map.end();)
+    it = it->second.level.expired() ? map.erase(it) : std::next(it);
+  map[tensor.get()] = {tensor, py::reinterpret_borrow<py::object>(object)};
+}
+
+py::object dtype_of(const TensorPtr& tensor) {
+  const ElementType& element = tensor->dtype();
   if (auto* level = std::get_if<TensorPtr>(&element)) return py::cast(*level);
   if (auto* dtype = std::get_if<DType>(&element)) return py::cast(*dtype);
+  auto& map = undeclared_dtypes();
+  if (auto it = map.find(tensor.get()); it != map.end() && it->second.level.lock() == tensor)
+    return it->second.value;
   return py::none();
 }
 
@@ -142,11 +175,10 @@ TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py:
   TensorSpec spec;
   spec.ndim = optional_int(ndim, "`ndim`");
   if (!shape.is_none()) {
-    if (!py::isinstance<py::sequence>(shape) || py::isinstance<py::str>(shape)) {
-      throw TypeError("`shape` must be a tuple or list, not " + type_name(shape));
-    }
+    auto items = iterable_items(shape);
+    if (!items) throw TypeError("`shape` must be a tuple, list or other iterable, not " + type_name(shape));
     std::vector<std::optional<Expr>> sizes;
-    for (auto size : py::reinterpret_borrow<py::sequence>(shape)) {
+    for (auto size : *items) {
       if (py::isinstance<py::float_>(size)) {
         throw TypeError("`shape` must hold integers, Symbols or None, not " + std::string(py::repr(size)));
       }
@@ -155,20 +187,18 @@ TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py:
     }
     spec.shape = std::move(sizes);
   }
-  spec.dtype = to_element_type(dtype);
   if (!other.is_none()) spec.other = to_expr(other, "`other`");
   size_t dims =
       spec.shape ? spec.shape->size() : static_cast<size_t>(std::max<int64_t>(0, spec.ndim.value_or(0)));
   if (!shape_options.is_none()) {
     if (py::isinstance<py::dict>(shape_options)) {
       spec.shape_options.assign(dims, to_symbol_attrs(shape_options, constexpr_shape));
-    } else if (py::isinstance<py::sequence>(shape_options) && !py::isinstance<py::str>(shape_options)) {
-      for (auto options : py::reinterpret_borrow<py::sequence>(shape_options)) {
-        spec.shape_options.push_back(to_symbol_attrs(options, constexpr_shape));
-      }
+    } else if (auto items = iterable_items(shape_options)) {  // a generator too (ntops's quantile)
+      for (auto options : *items) spec.shape_options.push_back(to_symbol_attrs(options, constexpr_shape));
     } else {
       throw TypeError(
-          "`shape_options` must be a dict, or a tuple or list of dicts (or None) per dimension, not " +
+          "`shape_options` must be a dict, or an iterable (tuple, list, generator) of dicts (or None) per "
+          "dimension, not " +
           type_name(shape_options));
     }
   } else if (constexpr_shape) {
@@ -186,7 +216,9 @@ TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py:
       throw ValueError("`name` must be a Python identifier, not " + std::string(py::repr(name)));
     }
   }
-  return Tensor::create(spec);
+  TensorPtr tensor = Tensor::create(spec);
+  set_declared_dtype(tensor, dtype);
+  return tensor;
 }
 
 IndexItem to_index_item(const py::handle& key) {
@@ -276,9 +308,9 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
       [](Tensor& self, const py::object& shape) { self.set_shape(to_exprs(shape, "shape")); });
   tensor.def_property_readonly("ndim", &Tensor::ndim);
   tensor.def_property_readonly("name", &Tensor::name);
-  tensor.def_property(
-      "dtype", [](const Tensor& self) { return from_element_type(self.dtype()); },
-      [](Tensor& self, const py::object& dtype) { self.set_dtype(to_element_type(dtype)); });
+  tensor.def_property("dtype", &dtype_of, [](const TensorPtr& self, const py::object& dtype) {
+    set_declared_dtype(self, dtype);
+  });
   tensor.def_property_readonly("source", &Tensor::source);
   tensor.def_property_readonly("other", [](const Tensor& self) -> py::object {
     return self.other() ? from_expr(*self.other()) : py::none();
@@ -346,10 +378,10 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
   tensor.def(
       "pad",
       [](const Tensor& self, const py::object& pad) {
-        if (!py::isinstance<py::sequence>(pad))
-          throw TypeError("`pad` must be a tuple of (before, after) pairs");
+        auto items = iterable_items(pad);
+        if (!items) throw TypeError("`pad` must be a tuple of (before, after) pairs");
         std::vector<std::pair<Expr, Expr>> pads;
-        for (auto pair : py::reinterpret_borrow<py::sequence>(pad)) {
+        for (auto pair : *items) {
           std::vector<Expr> values = to_exprs(pair, "a (before, after) pair");
           if (values.size() != 2) throw ValueError("each entry of `pad` must be a (before, after) pair");
           pads.emplace_back(values[0], values[1]);

@@ -186,7 +186,8 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
   if (config) {
     const auto warps = config->find(kNumWarpsConfigKey);
     const bool has_warps = warps != config->end();
-    if (config->size() != plan_.meta_symbols.size() + has_warps) return false;
+    const bool has_stages = config->count(kNumStagesConfigKey) > 0;  // changes no code
+    if (config->size() != plan_.meta_symbols.size() + has_warps + has_stages) return false;
     for (const std::string& name : plan_.meta_symbols) {
       auto it = config->find(name);
       if (it == config->end()) return false;

@@ -120,8 +120,11 @@ struct TuningRecord {
 };
 
 // The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:
-// program_work_items()), where make() gave none and the device runs programs on work-groups.
+// program_work_items()), where make() gave none or several and the device runs programs on work-groups.
 inline constexpr const char* kNumWarpsConfigKey = "num_warps";
+// The entry that records upstream's num_stages, where make() gave it: the generated code does not
+// depend on it (yet), so it is recorded, not timed.
+inline constexpr const char* kNumStagesConfigKey = "num_stages";
 
 // Timed runs of candidates in this process (every kernel).
 size_t num_timing_runs();
@@ -206,7 +209,20 @@ class CompiledKernel {
   void set_num_warps(size_t n) {
     std::lock_guard lock(mutex_);
     plan_.num_warps = n;
+    num_warps_candidates_.clear();
     prepared_.clear();  // they hold the work-items of the old value
+  }
+  // Upstream's tuning spaces: make(num_warps=(4, 8), num_stages=(1, 3)). Several num_warps are
+  // tuned with the meta symbols where programs run on work-groups (the block sizes on the first,
+  // then the fastest configurations again on the others); elsewhere, and where no configuration
+  // is tuned, the first is used. Configurations carry a num_warps entry then, and a num_stages
+  // entry (the first candidate: it changes no code) whenever num_stages was given.
+  void set_tuning_candidates(std::vector<size_t> num_warps, std::vector<size_t> num_stages) {
+    std::lock_guard lock(mutex_);
+    plan_.num_warps = num_warps.empty() ? 0 : num_warps.front();
+    num_warps_candidates_ = num_warps.size() > 1 ? std::move(num_warps) : std::vector<size_t>{};
+    num_stages_candidates_ = std::move(num_stages);
+    prepared_.clear();
   }
   // The build options of the last launch (its configuration's macros).
   std::string last_options() const {
@@ -282,12 +298,15 @@ class CompiledKernel {
   static ScalarArg fixed_scalar(double value);
   // The option of a constexpr scalar parameter's value (`index`: the parameter's).
   static std::string constexpr_option(int index, const ScalarArg& value);
-  // Is num_warps tuned where programs run on work-groups (make() gave none)?
-  bool warps_tunable() const;
+  // make()'s num_warps and num_stages as tuning sees them: what every candidate carries (`fixed`),
+  // and the warps the fastest candidates are timed again on where `warps_matter` (programs on
+  // work-groups).
+  void warp_candidates(bool warps_matter, SymbolValues& fixed, std::vector<size_t>& other_warps) const;
   // Tuning's block-size candidates for launches whose sizes and strides are `values` (those not
-  // known rule nothing out), and how many num_warps variants of the fastest follow them.
-  std::vector<tune::Config> tuning_space(const SymbolMap& values, bool tune_warps,
-                                         size_t& warp_configs) const;
+  // known rule nothing out), before `num_other_warps` warps; `retimed`: how many of the fastest
+  // are timed again on each of those.
+  std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps,
+                                         size_t& retimed) const;
 
   struct Built {
     ClProgram program;
@@ -308,7 +327,9 @@ class CompiledKernel {
     size_t operator()(const std::vector<int64_t>& key) const;
   };
   std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Prepared>, KeyHash> prepared_;
-  size_t max_num_configs_ = 0;  // 0: the default cap
+  size_t max_num_configs_ = 0;                 // 0: the default cap
+  std::vector<size_t> num_warps_candidates_;   // several, or none (plan_.num_warps alone)
+  std::vector<size_t> num_stages_candidates_;  // recorded: the first goes into configurations
   std::atomic<size_t> last_work_items_{0};
   std::string last_options_;
   std::map<std::string, SymbolValues> chosen_;  // by tuning key

@@ -147,19 +147,21 @@ std::vector<std::string> CompiledKernel::cuda_build_variants(const std::string& 
       contiguous.options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
   }
   // The configurations: the default and tuning's candidates, on every num_warps tuning tries.
+  SymbolValues fixed;
+  std::vector<size_t> other_warps;
+  warp_candidates(plan_.source.work_group_capable, fixed, other_warps);
   std::vector<SymbolValues> configs{plan_.default_config};
   if (!plan_.meta_symbols.empty()) {
-    size_t warp_configs = 0;
-    for (const tune::Config& c : tuning_space({}, warps_tunable(), warp_configs)) configs.push_back(c);
+    size_t retimed = 0;
+    for (const tune::Config& c : tuning_space({}, other_warps.size(), retimed)) configs.push_back(c);
   }
-  if (warps_tunable()) {
-    const size_t n = configs.size();
-    for (size_t warps : {kDefaultNumWarps / 2, kDefaultNumWarps * 2}) {
-      for (size_t i = 0; i < n; ++i) {
-        SymbolValues c = configs[i];
-        c[kNumWarpsConfigKey] = static_cast<int64_t>(warps);
-        configs.push_back(c);
-      }
+  for (SymbolValues& c : configs) c.insert(fixed.begin(), fixed.end());
+  const size_t n = configs.size();
+  for (size_t warps : other_warps) {
+    for (size_t i = 0; i < n; ++i) {
+      SymbolValues c = configs[i];
+      c[kNumWarpsConfigKey] = static_cast<int64_t>(warps);
+      configs.push_back(c);
     }
   }
   std::vector<std::string> variants;

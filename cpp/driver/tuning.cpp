@@ -2,7 +2,8 @@
 //
 // In: a bound launch (sizes, strides, constexpr values) and its arguments. Out: the chosen
 // configuration, from this process, the disk cache, or timing candidates (block sizes from the
-// symbols' bounds, then num_warps) on scratch copies of the written tensors; a TuningRecord.
+// symbols' bounds, then num_warps: make()'s candidates, or half and twice the default) on
+// scratch copies of the written tensors; a TuningRecord.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,10 +22,10 @@ namespace nt {
 
 namespace {
 
-// Candidates tried when make() gave no max_num_configs: block sizes, and num_warps (2 and 8 warps
-// for the two fastest) where it is tuned.
+// Candidates tried when make() gave no max_num_configs: block sizes, and num_warps (each other
+// candidate, by default 2 and 8 warps, for the kWarpRetimed fastest) where it is tuned.
 constexpr size_t kDefaultMaxConfigs = 12;
-constexpr size_t kDefaultWarpConfigs = 4;
+constexpr size_t kWarpRetimed = 2;
 // Elements one block may hold in a candidate configuration.
 constexpr int64_t kTuningBlockBudget = 16384;
 // set_default_max_num_configs_for_testing(): the cap of kernels made without one (0: the above).
@@ -78,13 +79,28 @@ void set_default_max_num_configs_for_testing(size_t n) { g_default_cap = n; }
 
 size_t num_timing_runs() { return g_timing_runs; }
 
-bool CompiledKernel::warps_tunable() const {
-  return plan_.num_warps == 0 && plan_.source.work_group_capable &&
-         !plan_.source.symbols.count(kNumWarpsConfigKey);
+void CompiledKernel::warp_candidates(bool warps_matter, SymbolValues& fixed,
+                                     std::vector<size_t>& other_warps) const {
+  // num_warps and num_stages. Every candidate carries `fixed`: make()'s first num_warps where it
+  // gave several, its first num_stages where it gave any (recorded; it changes no code). Where
+  // programs run on work-groups, the fastest configurations are timed again on `other_warps`:
+  // make()'s other candidates, or, where it gave none, half and twice the default.
+  auto unclaimed = [&](const char* name) {  // not the name of one of the kernel's own symbols
+    return !plan_.source.symbols.count(name);
+  };
+  if (!num_warps_candidates_.empty() && unclaimed(kNumWarpsConfigKey)) {
+    fixed[kNumWarpsConfigKey] = static_cast<int64_t>(num_warps_candidates_.front());
+    if (warps_matter) other_warps.assign(num_warps_candidates_.begin() + 1, num_warps_candidates_.end());
+  } else if (plan_.num_warps == 0 && warps_matter && unclaimed(kNumWarpsConfigKey) &&
+             !plan_.meta_symbols.empty()) {
+    other_warps = {kDefaultNumWarps / 2, kDefaultNumWarps * 2};
+  }
+  if (!num_stages_candidates_.empty() && unclaimed(kNumStagesConfigKey))
+    fixed[kNumStagesConfigKey] = static_cast<int64_t>(num_stages_candidates_.front());
 }
 
-std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, bool tune_warps,
-                                                       size_t& warp_configs) const {
+std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, size_t num_other_warps,
+                                                       size_t& retimed) const {
   std::vector<tune::MetaSymbol> symbols;
   for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
   // Values not known (an ahead-of-time build's sizes) rule nothing out.
@@ -102,22 +118,32 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
     }
     return true;
   };
-  // Upstream's num_warps, where make() gave none and programs run on work-groups here: after the
-  // block sizes, the fastest configurations again on half and twice the default warps (kernels of
-  // wide dots gain from more, of small blocks from fewer). max_num_configs caps both together;
-  // by default they get kDefaultWarpConfigs more.
+  // Upstream's num_warps, where programs run on work-groups here: after the block sizes, the
+  // fastest configurations again on the other warps (kernels of wide dots gain from more, of small
+  // blocks from fewer). max_num_configs caps both together; by default the warps get
+  // kWarpRetimed x their number more.
   const size_t default_cap =
-      g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + (tune_warps ? kDefaultWarpConfigs : 0);
+      g_default_cap ? g_default_cap.load() : kDefaultMaxConfigs + kWarpRetimed * num_other_warps;
   const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
-  warp_configs = tune_warps ? std::min(kDefaultWarpConfigs, 2 * ((cap - 1) / 2)) : 0;
-  return tune::config_space(symbols, fits, cap - warp_configs);
+  retimed = num_other_warps == 0 ? 0 : std::min(kWarpRetimed, (cap - 1) / num_other_warps);
+  return tune::config_space(symbols, fits, cap - retimed * num_other_warps);
 }
 
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args,
                                     const LaunchTarget& target) {
-  if (plan_.meta_symbols.empty()) return {};
+  const bool warps_matter =
+      plan_.source.work_group_capable && (target.cuda || program_work_items(target.opencl->info(), 0) > 1);
+  SymbolValues fixed;
+  std::vector<size_t> other_warps;
+  warp_candidates(warps_matter, fixed, other_warps);
+  const bool nothing_to_time = plan_.meta_symbols.empty() && other_warps.empty();
+  if (nothing_to_time && fixed.empty()) return {};
+
   std::string key = target.cache_key() + "|" + bound.key;
   if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
+  for (size_t i = 1; i < num_warps_candidates_.size(); ++i)
+    key += "," + std::to_string(num_warps_candidates_[i]);
+  if (!num_stages_candidates_.empty()) key += "|num_stages=" + std::to_string(num_stages_candidates_.front());
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
     if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
@@ -132,14 +158,21 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     chosen_[key] = record.chosen;
     report_.push_back(record);
   };
+  if (nothing_to_time) {  // make()'s first num_warps and num_stages, reported with no candidates
+    keep({key, {}, fixed, false});
+    return fixed;
+  }
 
   // Chosen by an earlier process, or by one tuning it now (whose lock we wait for)?
   std::string disk_key = plan_.source.name + "|" + std::to_string(fnv1a(plan_.source.source)) + "|" + key;
   EntryLock entry_lock = DiskCache::instance().lock("tuning", disk_key);
   if (auto text = DiskCache::instance().read("tuning", disk_key)) {
     auto config = tune::parse_config(*text);
-    bool complete = config && config->size() == plan_.meta_symbols.size() + config->count(kNumWarpsConfigKey);
+    bool complete = config && config->size() == plan_.meta_symbols.size() +
+                                                    config->count(kNumWarpsConfigKey) +
+                                                    config->count(kNumStagesConfigKey);
     for (const std::string& name : plan_.meta_symbols) complete = complete && config->count(name);
+    for (const auto& [name, value] : fixed) complete = complete && config->count(name);
     if (complete) {
       keep({key, {}, *config, true});
       return *config;
@@ -147,11 +180,15 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   }
 
   // The candidates that fit.
-  const bool tune_warps =
-      warps_tunable() && (target.cuda || program_work_items(target.opencl->info(), 0) > 1);
-  size_t warp_configs = 0;
-  std::vector<tune::Config> space = tuning_space(bound.values, tune_warps, warp_configs);
-  if (space.empty()) return plan_.default_config;  // nothing fits: the default's launch says why
+  size_t retimed = 0;
+  std::vector<tune::Config> space = tuning_space(bound.values, other_warps.size(), retimed);
+  const size_t warp_configs = retimed * other_warps.size();
+  if (space.empty()) {  // nothing fits: the default's launch says why
+    SymbolValues config = plan_.default_config;
+    config.insert(fixed.begin(), fixed.end());
+    return config;
+  }
+  for (tune::Config& config : space) config.insert(fixed.begin(), fixed.end());
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors
   // (nor applies atomics twice).
@@ -231,10 +268,11 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     std::vector<std::pair<double, tune::Config>> ranked;
     for (const auto& [config, seconds] : record.candidates)
       if (seconds < std::numeric_limits<double>::infinity()) ranked.emplace_back(seconds, config);
-    std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<tune::Config> warps;
-    for (size_t i = 0; i < std::min<size_t>(ranked.size(), warp_configs / 2); ++i) {
-      for (size_t n : {kDefaultNumWarps / 2, kDefaultNumWarps * 2}) {
+    for (size_t i = 0; i < std::min<size_t>(ranked.size(), retimed); ++i) {
+      for (size_t n : other_warps) {
         tune::Config config = ranked[i].second;
         config[kNumWarpsConfigKey] = static_cast<int64_t>(n);
         warps.push_back(config);

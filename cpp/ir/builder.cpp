@@ -4,6 +4,7 @@
 #include <sstream>
 #include <utility>
 
+#include "ir/block_ops.h"
 #include "support/errors.h"
 #include "symbolic/printer.h"
 #include "symbolic/simplify.h"
@@ -380,9 +381,29 @@ int Builder::add_param(Param param) {
   return static_cast<int>(kernel_.params.size()) - 1;
 }
 
-Value Builder::load(int param, const std::vector<Value>& indices) {
+namespace {
+
+// Middle-level indices as loads and stores take them: an index that is a one-element block (a
+// block of `indices.tile((1,))`, as in upstream's `output[row] = input`) is its one value.
+std::vector<Value> scalar_indices(const std::vector<Value>& indices) {
+  std::vector<Value> out;
+  out.reserve(indices.size());
+  for (const Value& i : indices) {
+    const auto& shape = i->type.shape;
+    const bool one_element =
+        !i->type.is_scalar() && i->type.pointer < 0 &&
+        std::all_of(shape.begin(), shape.end(), [](const Expr& n) { return n.is_int(1); });
+    out.push_back(one_element ? reshape(i, {}) : i);
+  }
+  return out;
+}
+
+}  // namespace
+
+Value Builder::load(int param, const std::vector<Value>& given) {
   const Param& p = kernel_.params.at(param);
   if (p.scalar) return scalar_param(param);
+  const std::vector<Value> indices = scalar_indices(given);
   std::vector<Expr> middle = p.middle_shape();
   if (indices.size() != middle.size()) {
     if (middle.empty()) {
@@ -394,7 +415,7 @@ Value Builder::load(int param, const std::vector<Value>& indices) {
   }
   for (const Value& i : indices) {
     if (!i->type.is_scalar() || dtype_is_float(i->type.dtype)) {
-      throw TypeError("indices of '" + p.name + "' must be integer scalars");
+      throw TypeError("indices of '" + p.name + "' must be integer scalars (or one-element blocks)");
     }
   }
   ValueNode node{ValueKind::Load, Type{p.dtype, p.block_shape()}};
@@ -556,9 +577,10 @@ void Builder::assign(int id, const Value& value) {
   append(std::make_shared<const StmtNode>(std::move(s)));
 }
 
-void Builder::store(int param, const std::vector<Value>& indices, const Value& value) {
+void Builder::store(int param, const std::vector<Value>& given, const Value& value) {
   const Param& p = kernel_.params.at(param);
   if (p.scalar) throw TypeError("'" + p.name + "' is a scalar parameter and cannot be assigned");
+  const std::vector<Value> indices = scalar_indices(given);
   Value target = load(param, indices);  // checks the indices
   StmtNode s{StmtKind::Store};
   s.param = param;
@@ -596,7 +618,8 @@ std::vector<Value> broadcast_positions(const Param& p, const std::vector<Value>&
 
 }  // namespace
 
-Value Builder::load_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions) {
+Value Builder::load_at(int param, const std::vector<Value>& given, const std::vector<Value>& positions) {
+  const std::vector<Value> middle = scalar_indices(given);
   load(param, middle);  // checks the middle-level indices
   const Param& p = kernel_.params.at(param);
   std::vector<Expr> shape;
@@ -609,10 +632,11 @@ Value Builder::load_at(int param, const std::vector<Value>& middle, const std::v
   return make(std::move(node));
 }
 
-void Builder::store_at(int param, const std::vector<Value>& middle, const std::vector<Value>& positions,
+void Builder::store_at(int param, const std::vector<Value>& given, const std::vector<Value>& positions,
                        const Value& value) {
   const Param& p = kernel_.params.at(param);
   if (p.scalar) throw TypeError("'" + p.name + "' is a scalar parameter and cannot be assigned");
+  const std::vector<Value> middle = scalar_indices(given);
   load(param, middle);
   std::vector<Expr> shape = value->type.shape;
   std::vector<Value> at = broadcast_positions(p, positions, shape);

@@ -56,6 +56,8 @@ class Builder {
   int add_param(Param param);
   const Param& param(int index) const { return kernel_.params.at(index); }
 
+  // A parameter's block at middle-level `indices`: integer scalars, or one-element blocks (their
+  // one value: a block of `indices.tile((1,))`). store/load_at/store_at take them alike.
   Value load(int param, const std::vector<Value>& indices);
   // The current program's index along outermost dimension `axis`, and the
   // number of programs along it.

@@ -25,6 +25,7 @@ unchanged is reused from `output_dir` rather than rebuilt.
 
 import ctypes
 import inspect
+import itertools
 import pathlib
 import hashlib
 import sys
@@ -34,6 +35,7 @@ import time
 import warnings
 
 from ninetoothed import aot, aot_library
+from ninetoothed.kernel import check_declared_dtypes
 
 _DEFAULT_SIZE = 256
 _DEFAULT_SIZE_1D = 65536
@@ -44,7 +46,9 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
 
     :param premake: returns ``(arrangement, application, tensors)`` for a configuration.
     :param configs: ``(args, kwargs, compilation_configs)`` tuples; ``args`` and ``kwargs`` go to
-        ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``.
+        ``premake``, ``compilation_configs`` (e.g. ``num_warps``) to ``make``. ``num_warps`` and
+        ``num_stages`` may be tuples or lists of candidates: a variant is built for each, and they are
+        tuned at build time (as with ``meta_parameters``) instead of passed.
     :param meta_parameters: names of premake parameters tuned at build time instead of passed.
     :param caller: who calls the kernel: "opencl" (the default) for a C library over OpenCL, "cuda"
         for one over the CUDA driver (device pointers, a ``CUstream``; binaries built now by NVRTC).
@@ -70,6 +74,7 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         return _LazyKernel(lambda: build(premake, configs, meta_parameters=meta_parameters, caller=caller,
                                          kernel_name=kernel_name, output_dir=output_dir))
     output_dir.mkdir(parents=True, exist_ok=True)
+    configs, candidates = _expand_candidates(configs)
 
     variants = []
     for config in configs:
@@ -87,6 +92,8 @@ def build(premake, configs, *, meta_parameters=None, caller=None, kernel_name=No
         unknown = set(meta_parameters) - {n.removesuffix("_") for n in config_params}
         if unknown:
             raise ValueError(f"meta_parameters {sorted(unknown)} are not parameters of the premake")
+    elif candidates:  # num_warps=(4, 8) and the like: tuned at build time, not passed
+        meta_params = [n for n in config_params if n in candidates]
     files = {v["name"]: v["files"] for v in variants}
     expected = aot.fingerprint(*(text for name in sorted(files) for text in files[name]),
                                repr(tensor_params), repr(config_params), repr(meta_params))
@@ -157,6 +164,31 @@ class _LazyKernel:
         return self._kernel(*args)
 
 
+def _expand_candidates(configs):
+    """Configurations whose compilation configs give num_warps or num_stages as candidates (a tuple or
+    list, as make() takes them) become one configuration per combination of them; returns the
+    configurations and the names given several candidates (tuned at build time, as upstream's
+    make() tunes over them)."""
+    from ninetoothed.kernel import _tuning_space
+
+    expanded, candidates = [], set()
+    for args, kwargs, compilation_configs in configs:
+        compilation_configs = dict(compilation_configs)
+        spaces = {}
+        for name in ("num_warps", "num_stages"):
+            value = _tuning_space(name, compilation_configs.get(name))
+            if isinstance(value, tuple):
+                spaces[name] = value
+                if len(value) > 1:
+                    candidates.add(name)
+        if not spaces:
+            expanded.append((args, kwargs, compilation_configs))
+            continue
+        for values in itertools.product(*spaces.values()):
+            expanded.append((args, kwargs, dict(compilation_configs, **dict(zip(spaces, values)))))
+    return tuple(expanded), candidates
+
+
 def _combination(premake, config):
     """The configuration arguments of a config: premake's parameters as `<name>_`, then the compilation
     configs, as the ints a dispatcher compares."""
@@ -181,6 +213,8 @@ def _variant_name(kernel_name, combination, earlier):
 def _variant(premake, config, combination, name, caller):
     args, kwargs, compilation_configs = config
     arrangement, application, tensors = premake(*args, **kwargs)
+    tensors = tuple(tensors)  # any iterable, read once
+    check_declared_dtypes(tensors, name)
     plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"),
                                     caller)
     # A CUDA library's binaries (NVRTC's disk cache makes a second build of the same plans quick).

@@ -17,11 +17,12 @@ from ninetoothed._core import DType, Tensor
 from ninetoothed._frontend import Parameter, Tracer
 
 def _element_dtype(tensor):
-    """The scalar dtype under all levels of an arranged tensor (None if unset)."""
+    """The scalar dtype under all levels of an arranged tensor (None if unset, or if what was declared
+    is not a dtype: upstream keeps such a value and a JIT launch ignores it)."""
     dtype = tensor.dtype
     while isinstance(dtype, Tensor):
         dtype = dtype.dtype
-    return dtype
+    return dtype if isinstance(dtype, DType) else None
 
 
 class _ParamSpec:
@@ -101,7 +102,9 @@ class Kernel:
         compiled = builder.finish()
         if self.max_num_configs:
             compiled.set_max_num_configs(self.max_num_configs)
-        if self.num_warps:
+        if isinstance(self.num_warps, tuple) or self.num_stages is not None:
+            compiled.set_tuning_candidates(_candidates(self.num_warps), _candidates(self.num_stages))
+        elif self.num_warps:
             compiled.set_num_warps(self.num_warps)
         self._compiled[key] = compiled
         return compiled
@@ -147,7 +150,8 @@ class Kernel:
         return self._binder.last_launch_seconds
 
     def pin(self, config):
-        """Uses `config` ({meta symbol name: value}) for every launch instead of tuning; None unpins."""
+        """Uses `config` ({meta symbol name: value}, and `num_warps`, `num_stages` as the tuning report
+        shows them) for every launch instead of tuning; None unpins."""
         self._pinned = None if config is None else {str(k): int(v) for k, v in config.items()}
 
     def tuning_report(self):
@@ -155,12 +159,56 @@ class Kernel:
         return [record for compiled in self._compiled.values() for record in compiled.tuning_report()]
 
 
+def check_declared_dtypes(tensors, what):
+    """Refuses tensors whose declared dtype is not a dtype where it is used: an ahead-of-time kernel is
+    built for the declared dtypes (at a JIT launch such a value is ignored: the argument's dtype is used)."""
+    for index, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor) or tensor.constexpr:
+            continue
+        dtype = tensor.dtype
+        while isinstance(dtype, Tensor):
+            dtype = dtype.dtype
+        if dtype is not None and not isinstance(dtype, DType):
+            raise ValueError(
+                f"{what}: tensor {index} declares dtype={dtype!r}, which is not a dtype; an ahead-of-time "
+                "kernel is built for its tensors' declared dtypes (e.g. Tensor(..., dtype=ninetoothed.float32))"
+            )
+
+
+def _positive_int(value):
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 1
+
+
+def _tuning_space(name, value):
+    """num_warps/num_stages as upstream takes them: None, a positive int, or an iterable of them (the
+    candidates tuning chooses among: a tuple, a list, a generator, read once) as a tuple without repeats."""
+    if value is None or _positive_int(value):
+        return value
+    if not isinstance(value, (str, bytes, dict)):
+        try:
+            candidates = tuple(dict.fromkeys(value))
+        except TypeError:
+            candidates = None
+        if candidates and all(_positive_int(c) for c in candidates):
+            return candidates
+    raise ValueError(f"{name} must be a positive int, a tuple or list of them (candidates to tune), or None, "
+                     f"got {value!r}")
+
+
+def _candidates(value):
+    """A num_warps/num_stages keyword (None, an int or candidates) as the core's list of candidates."""
+    return [] if value is None else list(value) if isinstance(value, tuple) else [value]
+
+
 def _launch_options(num_warps, num_stages, max_num_configs):
     """Checks make()/jit()'s upstream keywords; returns them as Kernel keywords."""
-    for name, value in (("num_warps", num_warps), ("num_stages", num_stages), ("max_num_configs", max_num_configs)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a positive int or None, got {value!r}")
-    return {"num_warps": num_warps, "num_stages": num_stages, "max_num_configs": max_num_configs}
+    if max_num_configs is not None and not _positive_int(max_num_configs):
+        raise ValueError(f"max_num_configs must be a positive int or None, got {max_num_configs!r}")
+    return {
+        "num_warps": _tuning_space("num_warps", num_warps),
+        "num_stages": _tuning_space("num_stages", num_stages),
+        "max_num_configs": max_num_configs,
+    }
 
 
 def make(
@@ -181,16 +229,30 @@ def make(
     `kernel_name` names the kernel; `max_num_configs` caps the auto-tuning
     candidates; `num_warps` sets the work-items of a program where programs
     run on work-groups (GPUs): num_warps x 32, rounded down to a power of two
-    (default 4, so 128); `num_stages` is kept on the kernel. A `caller`
+    (default 4, so 128); `num_stages` is kept on the kernel and recorded in
+    tuned configurations (the generated code does not depend on it). Either
+    may be a tuple or list of candidates: tuning chooses among num_warps'
+    where programs run on work-groups (the first elsewhere). A `caller`
     other than "torch" ("opencl", "cuda") builds the kernel ahead of time into a C
     library in `output_dir` named `kernel_name` (ninetoothed.aot) and returns
     a callable over that library.
     """
     options = _launch_options(num_warps, num_stages, max_num_configs)
+    tensors = tuple(tensors)  # any iterable, read once
     if caller != "torch":
         from ninetoothed import aot
 
-        return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir, options["num_warps"])
+        check_declared_dtypes(tensors, kernel_name or "make(caller=...)")
+        num_warps = options["num_warps"]
+        if isinstance(num_warps, tuple):
+            if len(num_warps) > 1:
+                raise ValueError(
+                    f"an ahead-of-time kernel is built for one num_warps, got the candidates {num_warps}; give "
+                    "one, or build a variant for each with ninetoothed.build (compilation_configs="
+                    "{'num_warps': (...)}), which tunes over them at build time"
+                )
+            num_warps = num_warps[0]
+        return aot.make(arrangement, application, tensors, caller, kernel_name, output_dir, num_warps)
     if output_dir is not None:
         raise ValueError(
             "output_dir is where an ahead-of-time build is written: give caller='opencl' with it, "

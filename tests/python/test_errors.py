@@ -95,8 +95,8 @@ def test_tensor_construction_errors():
         Tensor(shape=5)
     with pytest.raises(TypeError):
         Tensor(shape=("a", 2))
-    with pytest.raises(TypeError):
-        Tensor(2, dtype="not a dtype")
+    # A declared dtype that is not one is kept, as upstream keeps it (tests/python/test_lenient_declarations.py).
+    assert Tensor(2, dtype="not a dtype").dtype == "not a dtype"
 
 
 @pytest.mark.parametrize("ndim", [1, 2, 3])
@@ -128,8 +128,8 @@ def test_dtype_assignment_errors(x):
     tiled = x.tile((2, 2))
     with pytest.raises(ValueError):
         tiled.dtype.dtype = tiled
-    with pytest.raises(TypeError):
-        x.dtype = 5
+    x.dtype = 5  # kept as upstream keeps it, and ignored at JIT time (test_lenient_declarations.py)
+    assert x.dtype == 5
 
 
 # --- Meta-operations ------------------------------------------------------------------
