@@ -163,7 +163,10 @@ def main():
         if upstream is not None:
             try:
                 upstream[which](*args, **keywords)
-                torch.testing.assert_close(args[-1], expected, rtol=tolerance, atol=tolerance)
+                # Triton's dot takes float32 operands as TF32 by default: checked at TF32's precision.
+                tf32 = which == "matmul" and args[0].dtype == torch.float32
+                theirs_tolerance = 2e-2 if tf32 else tolerance
+                torch.testing.assert_close(args[-1], expected, rtol=theirs_tolerance, atol=theirs_tolerance * 10)
                 theirs = tuple(f"{t * 1e3:.4f}" for t in best(lambda: upstream[which](*args, **keywords)))
             except Exception as error:  # noqa: BLE001
                 theirs = (f"failed: {type(error).__name__}", "")
