@@ -208,7 +208,7 @@ int launch_cuda(const char* plan, size_t plan_size, const NtAotCudaImage* images
   int device = -1;
   for (size_t i = 0; i < launch.size(); ++i) {
     auto* t = std::get_if<TensorArg>(&launch[i]);
-    if (!t || !t->data) continue;
+    if (!t || !t->data || std::find(t->shape.begin(), t->shape.end(), 0) != t->shape.end()) continue;
     int ordinal = 0;
     try {
       ordinal = cuda::device_of_pointer(t->data);

@@ -383,7 +383,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
   if (target.cuda) {
-    CudaBuild build = cuda_build(target.cuda->limits(), values, meta);
+    CudaBuild build = cuda_build(cuda_limits(*target.cuda), values, meta);
     prepared->options += build.options;
     prepared->work_items = build.work_items;
     prepared->shared_bytes = build.shared_bytes;

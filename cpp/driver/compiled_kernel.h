@@ -285,7 +285,19 @@ class CompiledKernel {
   struct CudaImage {
     std::string architecture, options, image;
   };
+  // The image for `options` on `device`: of the best architecture the device runs
+  // (image_architecture()), with those options or without their unit-stride macros.
   const CudaImage* find_cuda_image(const cuda::CudaDevice& device, const std::string& options) const;
+  // Among the images added, the architecture `device` runs best: its own cubin, an earlier cubin
+  // of its major version, the newest PTX it runs; nullopt where none runs there.
+  std::optional<std::string> image_architecture(const cuda::CudaDevice& device) const;
+  // The limits a launch on `device` builds its configuration for: the device's, or where a
+  // library's binaries are of another architecture, that architecture's.
+  cuda::CudaLimits cuda_limits(const cuda::CudaDevice& device) const;
+  bool has_cuda_images() const {
+    std::lock_guard lock(mutex_);
+    return !cuda_images_.empty();
+  }
   // The prepared launch's device, or its single-threaded companion for a small launch.
   static std::shared_ptr<Device> target_device(const Prepared& prepared);
   // The launch's signature (appended to `key`); false when the arguments do

@@ -185,6 +185,7 @@ void CompiledKernel::add_cuda_image(std::string architecture, std::string option
   cuda::CudaLimits::of_architecture(architecture);  // checks the name
   std::lock_guard lock(mutex_);
   cuda_images_.push_back({std::move(architecture), std::move(options), std::move(image)});
+  prepared_.clear();  // launches prepared before may choose another image now
 }
 
 namespace {
@@ -206,23 +207,56 @@ std::string without_unit_strides(const std::string& options) {
 
 }  // namespace
 
+namespace {
+
+// Can a binary for `architecture` run on a device of compute capability `capability` whose own
+// architecture is `own`? Cubins: their own, or an earlier minor of the same major (not the
+// architecture-specific `a` ones); PTX: any capability up to the device's (`a`: only its own).
+// The rank orders the usable ones: its own cubin first, then the newest cubin, then the newest PTX.
+std::optional<int> image_rank(const std::string& architecture, int capability, const std::string& own) {
+  if (architecture == own) return 1000;
+  const int needed = cuda::CudaLimits::of_architecture(architecture).compute_capability;
+  const bool specific = architecture.ends_with("a");
+  if (architecture.starts_with("sm_")) {
+    if (specific || needed / 10 != capability / 10 || needed > capability) return std::nullopt;
+    return 500 + needed;
+  }
+  if (specific ? needed != capability : needed > capability) return std::nullopt;
+  return needed;
+}
+
+}  // namespace
+
+std::optional<std::string> CompiledKernel::image_architecture(const cuda::CudaDevice& device) const {
+  std::lock_guard lock(mutex_);
+  std::optional<std::string> best;
+  int best_rank = -1;
+  for (const CudaImage& image : cuda_images_) {
+    auto rank = image_rank(image.architecture, device.compute_capability(), device.architecture());
+    if (rank && *rank > best_rank) {
+      best = image.architecture;
+      best_rank = *rank;
+    }
+  }
+  return best;
+}
+
+cuda::CudaLimits CompiledKernel::cuda_limits(const cuda::CudaDevice& device) const {
+  // A library's binaries were built for their architecture's limits: a launch asks for what they
+  // hold (configurations that fit there fit the device).
+  if (auto architecture = image_architecture(device); architecture && *architecture != device.architecture())
+    return cuda::CudaLimits::of_architecture(*architecture);
+  return device.limits();
+}
+
 const CompiledKernel::CudaImage* CompiledKernel::find_cuda_image(const cuda::CudaDevice& device,
                                                                  const std::string& options) const {
-  // The device's own architecture first, then PTX of the newest virtual one it runs.
+  auto architecture = image_architecture(device);
+  if (!architecture) return nullptr;
+  std::lock_guard lock(mutex_);
   for (const std::string& wanted : {options, without_unit_strides(options)}) {
-    const CudaImage* best = nullptr;
-    int best_capability = -1;
-    for (const CudaImage& image : cuda_images_) {
-      if (image.options != wanted) continue;
-      if (image.architecture == device.architecture()) return &image;
-      const int capability = cuda::CudaLimits::of_architecture(image.architecture).compute_capability;
-      if (image.architecture.starts_with("compute_") && capability <= device.compute_capability() &&
-          capability > best_capability) {
-        best = &image;
-        best_capability = capability;
-      }
-    }
-    if (best) return best;
+    for (const CudaImage& image : cuda_images_)
+      if (image.architecture == *architecture && image.options == wanted) return &image;
   }
   return nullptr;
 }
@@ -236,7 +270,7 @@ cuda::CUfunction CompiledKernel::cuda_function(const Prepared& prepared) const {
 
 cuda::CUfunction CompiledKernel::find_cuda_function(const Prepared& prepared) const {
   const codegen::KernelSource& source = cuda_source();
-  if (cuda_images_.empty()) return prepared.cuda->function(source.source, prepared.options, source.name);
+  if (!has_cuda_images()) return prepared.cuda->function(source.source, prepared.options, source.name);
   if (const CudaImage* image = find_cuda_image(*prepared.cuda, prepared.options))
     return prepared.cuda->function(source.source, image->options, source.name, image->image);
   if (!cuda::nvrtc_available()) {

@@ -140,6 +140,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   if (nothing_to_time && fixed.empty()) return {};
 
   std::string key = target.cache_key() + "|" + bound.key;
+  // A library's kernel times only the configurations it holds binaries of: its own choices.
+  if (has_cuda_images()) key += "|prebuilt";
   if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
   for (size_t i = 1; i < num_warps_candidates_.size(); ++i)
     key += "," + std::to_string(num_warps_candidates_[i]);

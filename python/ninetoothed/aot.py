@@ -317,8 +317,15 @@ def compile_cuda_images(kernel_name, plan, architectures):
         )
     kernel = _core.CompiledKernel(plan)
     source = kernel.cuda_source
-    jobs = [(architecture, options) for architecture in architectures
-            for options in kernel.cuda_build_variants(architecture)]
+    jobs = []
+    for architecture in architectures:
+        variants = kernel.cuda_build_variants(architecture)
+        if not variants:
+            raise ValueError(
+                f"{kernel_name}: no configuration of the kernel fits a device of {architecture} (shared memory); "
+                "leave it out of NINETOOTHED_CUDA_ARCHITECTURES or use smaller block sizes"
+            )
+        jobs += [(architecture, options) for options in variants]
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         images = list(pool.map(lambda job: _core.compile_cuda(source, job[1], job[0]), jobs))

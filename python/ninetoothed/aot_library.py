@@ -211,11 +211,13 @@ def _stream_of(tensors):
         if type(value).__module__.startswith("torch") and getattr(value, "is_cuda", False):
             import torch
 
-            return torch.cuda.current_stream(value.device).cuda_stream or None
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object a call
+            stream = raw(value.get_device()) if raw else torch.cuda.current_stream(value.device).cuda_stream
+            return stream or None
         interface = getattr(value, "__cuda_array_interface__", None)
         if interface is not None:
-            stream = interface.get("stream")
-            return None if stream in (None, 1, 2) else stream
+            stream = interface.get("stream")  # 1: the legacy default stream (NULL); 2: per-thread's handle
+            return None if stream in (None, 1) else stream
     return None
 
 

@@ -270,3 +270,17 @@ def test_a_c_program_launches_a_cuda_library_on_its_stream_without_nvrtc(tmp_pat
     result = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 wrong elements, nvrtc mapped 0 times" in result.stdout
+
+
+@needs_gpu
+@pytest.mark.parametrize("architectures", ("compute_80", "sm_80,compute_80"))
+def test_a_library_of_ptx_runs_on_a_later_gpu(tmp_path, monkeypatch, architectures):
+    # No cubin of this GPU's architecture (an sm_80 cubin does not run on 9.0): the driver compiles
+    # the PTX, with the configurations' limits those binaries were built for.
+    monkeypatch.setenv("NINETOOTHED_CUDA_ARCHITECTURES", architectures)
+    kernel = _make_add(tmp_path, "add_ptx")
+    x, y = torch.randn(100003, device="cuda"), torch.randn(100003, device="cuda")
+    z = torch.full_like(x, float("nan"))
+    kernel(x, y, z)
+    torch.cuda.synchronize()
+    assert torch.equal(z, x + y)
