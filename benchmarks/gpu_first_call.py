@@ -46,9 +46,11 @@ print(json.dumps({{"first_call": first, "nvrtc_compiles": _core.num_nvrtc_compil
 
 
 def measure(cache, keywords=""):
-    source = CHILD.format(python=os.path.join(ROOT, "python"), keywords=keywords)
-    env = dict(os.environ, NINETOOTHED_CACHE_DIR=cache)
-    result = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True, check=True)
+    script = os.path.join(cache, "first_call.py")  # kernels are traced from their source file
+    with open(script, "w") as file:
+        file.write(CHILD.format(python=os.path.join(ROOT, "python"), keywords=keywords))
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=os.path.join(cache, "cache"))
+    result = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
