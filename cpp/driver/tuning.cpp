@@ -144,7 +144,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   if (has_cuda_images()) key += "|prebuilt";
   if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);
   for (size_t i = 1; i < num_warps_candidates_.size(); ++i)
-    key += "," + std::to_string(num_warps_candidates_[i]);
+    key.append(",").append(std::to_string(num_warps_candidates_[i]));  // (GCC 12 warns, wrongly, on "," + s)
   if (!num_stages_candidates_.empty()) key += "|num_stages=" + std::to_string(num_stages_candidates_.front());
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
