@@ -268,7 +268,8 @@ py::array evaluate(const TensorPtr& tensor, const py::object& subs) {
 std::string describe(const Tensor& tensor) {
   std::string text = "Tensor(shape=(";
   for (size_t d = 0; d < tensor.ndim(); ++d) {
-    text += (d ? ", " : "") + to_python(tensor.shape()[d]);
+    if (d) text += ", ";
+    text += to_python(tensor.shape()[d]);
   }
   text += tensor.ndim() == 1 ? ",)" : ")";
   if (auto* level = std::get_if<TensorPtr>(&tensor.dtype())) {
