@@ -44,7 +44,7 @@ import subprocess
 import tempfile
 import threading
 
-from ninetoothed import _core
+from ninetoothed import _core, aot_cuda
 from ninetoothed.aot_library import DTYPE_NAMES, AotError, AotKernel, read_manifest  # noqa: F401 (AotError: public here)
 
 SUPPORTED_CALLERS = ("opencl", "cuda")
@@ -291,47 +291,6 @@ def _byte_lines(data):
     return ",\n    ".join(",".join(str(b) for b in data[i:i + 24]) for i in range(0, len(data), 24))
 
 
-def cuda_architectures():
-    """The architectures a caller="cuda" build compiles for: NINETOOTHED_CUDA_ARCHITECTURES (names
-    separated by commas or spaces: sm_90a, sm_80, compute_80, ...), else those of this machine's GPUs
-    and PTX for compute_80 (which the driver compiles, at first load, for any device from 8.0 on)."""
-    text = os.environ.get("NINETOOTHED_CUDA_ARCHITECTURES", "").replace(",", " ").split()
-    if text:
-        return list(dict.fromkeys(text))
-    architectures = []
-    if _core.cuda_available():
-        for ordinal in range(_core.cuda_device_count()):
-            architectures.append(_core.cuda_device(ordinal)["architecture"])
-    return list(dict.fromkeys(architectures + ["compute_80"]))
-
-
-def compile_cuda_images(kernel_name, plan, architectures):
-    """NVRTC's binaries of every configuration the plan may launch on each architecture, compiled in
-    parallel: [(architecture, options, bytes)]."""
-    import concurrent.futures
-
-    if not _core.nvrtc_available():
-        raise RuntimeError(
-            f"{kernel_name}: an ahead-of-time build for caller='cuda' compiles the kernel with NVRTC "
-            "(libnvrtc.so of the CUDA toolkit), which cannot be loaded here; set CUDA_HOME"
-        )
-    kernel = _core.CompiledKernel(plan)
-    source = kernel.cuda_source
-    jobs = []
-    for architecture in architectures:
-        variants = kernel.cuda_build_variants(architecture)
-        if not variants:
-            raise ValueError(
-                f"{kernel_name}: no configuration of the kernel fits a device of {architecture} (shared memory); "
-                "leave it out of NINETOOTHED_CUDA_ARCHITECTURES or use smaller block sizes"
-            )
-        jobs += [(architecture, options) for options in variants]
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        images = list(pool.map(lambda job: _core.compile_cuda(source, job[1], job[0]), jobs))
-    return [(architecture, options, image) for (architecture, options), image in zip(jobs, images)]
-
-
 # --- compiling a library --------------------------------------------------------
 
 
@@ -528,7 +487,7 @@ def make(arrangement, application, tensors, caller, kernel_name, output_dir, num
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     plan, records = trace_kernel(arrangement, application, tensors, kernel_name, num_warps, caller)
-    images = compile_cuda_images(kernel_name, plan, cuda_architectures()) if caller == "cuda" else None
+    images = aot_cuda.compile_cuda_images(kernel_name, plan, aot_cuda.cuda_architectures()) if caller == "cuda" else None
     header, source = kernel_files(kernel_name, [r["name"] for r in records], plan, images)
     manifest = {
         "kernel_name": kernel_name,

@@ -34,7 +34,7 @@ import threading
 import time
 import warnings
 
-from ninetoothed import aot, aot_library
+from ninetoothed import aot, aot_cuda, aot_library
 from ninetoothed.kernel import check_declared_dtypes
 
 _DEFAULT_SIZE = 256
@@ -218,7 +218,7 @@ def _variant(premake, config, combination, name, caller):
     plan, params = aot.trace_kernel(arrangement, application, tensors, name, compilation_configs.get("num_warps"),
                                     caller)
     # A CUDA library's binaries (NVRTC's disk cache makes a second build of the same plans quick).
-    images = aot.compile_cuda_images(name, plan, aot.cuda_architectures()) if caller == "cuda" else None
+    images = aot_cuda.compile_cuda_images(name, plan, aot_cuda.cuda_architectures()) if caller == "cuda" else None
     files = aot.kernel_files(name, [p["name"] for p in params], plan, images)
     return {
         "name": name,
