@@ -191,6 +191,22 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     return config;
   }
   for (tune::Config& config : space) config.insert(fixed.begin(), fixed.end());
+  // A library's kernel (CUDA binaries built ahead of time) times the candidates it holds binaries
+  // of, whatever space its process would enumerate; NVRTC only where it holds none of the block
+  // sizes' (the warps' variants are timed only where built).
+  auto prebuilt_only = [&](std::vector<tune::Config>& configs, bool keep_some) {
+    if (!target.cuda || !has_cuda_images()) return;
+    std::vector<tune::Config> kept;
+    for (const tune::Config& config : configs) {
+      try {
+        if (find_cuda_image(*target.cuda, prepare(bound, config, target)->options)) kept.push_back(config);
+      } catch (const std::exception&) {
+        // cannot run there: not a candidate
+      }
+    }
+    if (!kept.empty() || !keep_some) configs = std::move(kept);
+  };
+  prebuilt_only(space, true);
 
   // Outputs go to scratch copies: tuning never changes the caller's tensors
   // (nor applies atomics twice).
@@ -280,6 +296,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
         warps.push_back(config);
       }
     }
+    prebuilt_only(warps, false);
     build_all(warps);
     time_all(warps);
   }
