@@ -194,15 +194,22 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // A library's kernel (CUDA binaries built ahead of time) times the candidates it holds binaries
   // of, whatever space its process would enumerate; NVRTC only where it holds none of the block
   // sizes' (the warps' variants are timed only where built).
+  auto prebuilt = [&](const tune::Config& config) {
+    try {
+      return find_cuda_image(*target.cuda, prepare(bound, config, target)->options) != nullptr;
+    } catch (const std::exception&) {
+      return false;  // cannot run there: not a candidate
+    }
+  };
   auto prebuilt_only = [&](std::vector<tune::Config>& configs, bool keep_some) {
     if (!target.cuda || !has_cuda_images()) return;
     std::vector<tune::Config> kept;
-    for (const tune::Config& config : configs) {
-      try {
-        if (find_cuda_image(*target.cuda, prepare(bound, config, target)->options)) kept.push_back(config);
-      } catch (const std::exception&) {
-        // cannot run there: not a candidate
-      }
+    for (const tune::Config& config : configs)
+      if (prebuilt(config)) kept.push_back(config);
+    if (kept.empty() && keep_some) {  // the library's default configuration, at least
+      tune::Config config = plan_.default_config;
+      config.insert(fixed.begin(), fixed.end());
+      if (prebuilt(config)) kept.push_back(config);
     }
     if (!kept.empty() || !keep_some) configs = std::move(kept);
   };
