@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -237,6 +238,14 @@ ScalarArg CompiledKernel::fixed_scalar(double value) {
   return s;
 }
 
+void CompiledKernel::add_unit_strides(std::vector<std::string>& options,
+                                      const std::function<bool(const codegen::KernelArg&)>& is_unit) const {
+  for (const codegen::KernelArg& a : plan_.source.args) {
+    if (a.kind == codegen::KernelArg::Kind::Stride && is_unit(a))
+      options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
+  }
+}
+
 std::string CompiledKernel::constexpr_option(int index, const ScalarArg& value) {
   char text[64];
   if (value.is_float)
@@ -315,11 +324,7 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       }
     }
   }
-  for (const codegen::KernelArg& a : plan_.source.args) {
-    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
-    if (values.at(a.symbol).as_int() == 1)
-      options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
-  }
+  add_unit_strides(options, [&](const codegen::KernelArg& a) { return values.at(a.symbol).as_int() == 1; });
   // What tuning depends on: the device, every bound value, the options
   // (only kernels with meta symbols are tuned).
   if (!plan_.meta_symbols.empty()) {

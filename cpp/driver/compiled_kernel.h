@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -306,6 +307,10 @@ class CompiledKernel {
                  const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const;
   SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args, const LaunchTarget& target);
   std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
+  // Appends the unit-stride option of each stride argument `is_unit` takes, in the arguments' order
+  // (bind()'s for a launch's strides of 1; cuda_build_variants()'s for contiguous tensors).
+  void add_unit_strides(std::vector<std::string>& options,
+                        const std::function<bool(const codegen::KernelArg&)>& is_unit) const;
   // A constexpr scalar's value fixed in the plan, as an argument.
   static ScalarArg fixed_scalar(double value);
   // The option of a constexpr scalar parameter's value (`index`: the parameter's).

@@ -138,14 +138,10 @@ std::vector<std::string> CompiledKernel::cuda_build_variants(const std::string& 
     general.options.push_back(constexpr_option(static_cast<int>(i), fixed_scalar(fixed->second)));
   }
   Bound contiguous = general;
-  for (const codegen::KernelArg& a : plan_.source.args) {
-    if (a.kind != codegen::KernelArg::Kind::Stride) continue;
+  add_unit_strides(contiguous.options, [&](const codegen::KernelArg& a) {
     const PlanParam& p = plan_.params[a.param];
-    if (!p.stride_symbols.empty() && p.stride_symbols.back() == a.symbol &&
-        std::find(contiguous.options.begin(), contiguous.options.end(),
-                  "-D" + codegen::unit_stride_macro(a.symbol) + "=1") == contiguous.options.end())
-      contiguous.options.push_back("-D" + codegen::unit_stride_macro(a.symbol) + "=1");
-  }
+    return !p.stride_symbols.empty() && p.stride_symbols.back() == a.symbol;
+  });
   // The configurations: the default and tuning's candidates, on every num_warps tuning tries.
   SymbolValues fixed;
   std::vector<size_t> other_warps;
