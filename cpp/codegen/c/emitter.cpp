@@ -101,7 +101,11 @@ KernelSource Emitter::run() {
     src << lower::ProgramLayout::work_group_macros(d_.group_id, d_.local_id, d_.global_id);
   if (group_) src << lower::ProgramLayout::tile_macros(d_.barrier, d_.if_unrolls) << layout_macros_;
   // Tensor cores (codegen/c/mma_ptx.h), where a dot could use them.
-  if (group_ && !mma_shapes_.empty()) src << "#ifdef NT_MMA_SYNC\n" << respell(kMmaHelpers, d_) << "#endif\n";
+  if (group_ && !mma_shapes_.empty()) {
+    src << "#ifdef NT_MMA_SYNC\n" << respell(kMmaHelpers, d_);
+    if (d_.mma_16bit_staging) src << respell(kMmaStagingHelpers, d_);
+    src << "#endif\n";
+  }
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }

@@ -16,6 +16,7 @@
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
 //   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
+//   emitter_mma_staging.cpp  tensor-core operands staged as 16-bit values (cp.async copies)
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
 #pragma once
 
@@ -313,14 +314,29 @@ class Emitter : public EmitContext {
   void collect_mma_shapes();
   // A tensor-core dot's operand in local memory with rows `pitch` elements apart (C; at most
   // its columns + `pad`), unless it is held already (dense rows); `used_pitch` says which.
+  // `bits16`: the array holds the operand's own 16-bit values (d_.mma_16bit_staging), not
+  // `dtype`'s compute type.
   std::string pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                              std::string& used_pitch);
+                              std::string& used_pitch, bool& bits16);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
-  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time.
+  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
+  // `a16`, `b16`: the operand is staged as 16-bit values, its fragments loaded by ldmatrix.
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
-                      bool pairs);
+                      bool pairs, bool a16, bool b16);
+  // 16-bit staging of tensor-core operands (emitter_mma_staging.cpp). The C type of a staged
+  // float16 or bfloat16 element; a statement storing the compute-type `value` at `at` of
+  // `array`, rounded to nearest even; a staged element as the compute type.
+  static std::string staged_type(DType dtype);
+  static std::string staged_store(DType dtype, const std::string& array, const std::string& at,
+                                  const std::string& value);
+  static std::string staged_load(DType dtype, const std::string& array, const std::string& at);
+  // In the unmasked path of the copy of operand `v` into `array` (rows `pitch` apart): where `v`
+  // is a block loaded from a tensor whose block rows are contiguous and 16-byte aligned, 16
+  // bytes a thread by cp.async; else `copy` element by element.
+  void copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
+                        const std::function<void(const std::vector<Expr>&)>& copy);
   // Is the distributed array `name` in the tile layout of `shape`?
   bool aligned_layout(const std::string& name, const std::vector<Expr>& shape);
 

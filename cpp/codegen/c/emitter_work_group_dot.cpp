@@ -14,6 +14,9 @@
 //     loading its operand fragments from local memory. Both sum exact products in float, in
 //     different orders; the mma path rounds its operands to 16 bits (computed float16 values are
 //     held unrounded in float elsewhere).
+// Dialects with mma_16bit_staging (CUDA C) stage such operands as 16-bit values instead of
+// floats (emitter_mma_staging.cpp: half the shared memory, copied by cp.async where whole rows
+// are contiguous) and load the mma fragments with ldmatrix.
 #include <functional>
 #include <string>
 
@@ -37,9 +40,12 @@ std::string mma_type(const Value& dot) {
 
 // Local-memory row padding of the operands of a tensor-core dot, in elements: with rows of a
 // 8 floats (mod 32) apart, the eight groups of a warp read pairs of k from distinct banks; with
-// rows of b 4 apart, the four threads of a group read distinct banks.
+// rows of b 4 apart, the four threads of a group read distinct banks. Staged as 16-bit values,
+// rows are an odd number of 16 bytes apart whenever the block's are a multiple of 32: the eight
+// rows an ldmatrix reads at once lie in distinct banks.
 constexpr int kPadA = 8;
 constexpr int kPadB = 4;
+constexpr int kPad16 = 8;
 
 }  // namespace
 
@@ -57,12 +63,14 @@ void Emitter::collect_mma_shapes() {
 }
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                                     std::string& used_pitch) {
+                                     std::string& used_pitch, bool& bits16) {
   std::string found = held_array(v, dtype);
   used_pitch = c(simplify(v->type.shape[1], env_));
+  bits16 = false;
   if (!found.empty()) return found;
   std::string name = fresh("nt_op");
-  std::string ct = compute_type(dtype);
+  bits16 = d_.mma_16bit_staging;
+  std::string ct = bits16 ? staged_type(v->type.dtype) : compute_type(dtype);
   array_size(v->type.shape, "a dot operand");  // the sizes must be known at build time
   used_pitch = pitch;
   // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
@@ -70,11 +78,18 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
              padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
   declare_local(ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
-                mul(mul(rows, padded), static_cast<int64_t>(c_size(ct))), " __attribute__((aligned(8)))");
+                mul(mul(rows, padded), static_cast<int64_t>(bits16 ? 2 : c_size(ct))),
+                " __attribute__((aligned(8)))");
   barrier();
-  nest(v->type.shape, {v}, nullptr, [&](const std::vector<Expr>& i) {
-    line_(name + "[" + c(i[0]) + " * (" + pitch + ") + " + c(i[1]) + "] = (" + ct + ")(" + elem(v, i) + ");");
-  });
+  auto copy = [&](const std::vector<Expr>& i) {
+    const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
+    line_(bits16 ? staged_store(v->type.dtype, name, at, elem(v, i))
+                 : name + "[" + at + "] = (" + ct + ")(" + elem(v, i) + ");");
+  };
+  if (bits16)
+    nest(v->type.shape, {v}, nullptr, copy, false, [&] { copy_staged_rows(v, name, pitch, copy); });
+  else
+    nest(v->type.shape, {v}, nullptr, copy);
   barrier();
   return name;
 }
@@ -91,16 +106,22 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const std::string mma = mma_shapes_.count(shape_key(v->type.shape)) ? mma_type(v) : "";
   std::string A, B, pitch_a = K, pitch_b = N;
   bool pairs = false;  // a's rows in local memory padded and aligned: even k starts a float pair
+  bool a16 = false, b16 = false;  // staged as 16-bit values (pitched_operand())
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
   } else {
-    A = pitched_operand(a, dt, "NT_MMA" + n + " ? " + K + " + " + std::to_string(kPadA) + " : " + K, kPadA,
-                        pitch_a);
-    pairs = pitch_a != K;
-    B = pitched_operand(b, dt, "NT_MMA" + n + " ? " + N + " + " + std::to_string(kPadB) + " : " + N, kPadB,
-                        pitch_b);
+    const int pad_a = d_.mma_16bit_staging ? kPad16 : kPadA, pad_b = d_.mma_16bit_staging ? kPad16 : kPadB;
+    A = pitched_operand(a, dt, "NT_MMA" + n + " ? " + K + " + " + std::to_string(pad_a) + " : " + K, pad_a,
+                        pitch_a, a16);
+    pairs = pitch_a != K && !a16;
+    B = pitched_operand(b, dt, "NT_MMA" + n + " ? " + N + " + " + std::to_string(pad_b) + " : " + N, pad_b,
+                        pitch_b, b16);
   }
+  // An element of an operand array, as the compute type.
+  auto read = [&](const Value& operand, const std::string& array, bool bits16, const std::string& at) {
+    return bits16 ? staged_load(operand->type.dtype, array, at) : array + "[" + at + "]";
+  };
   auto d = distributed_.find(result);
   bool held = d != distributed_.end();
   if (held && (!aligned_layout(result, v->type.shape))) {
@@ -135,7 +156,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   if (!mma.empty()) {
     line_("#ifdef NT_MMA_SYNC");
     open("if (NT_MMA" + n + " && (" + K + ") % 16 == 0)");
-    emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs);
+    emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16);
     close("} else");
     line_("#endif");
   }
@@ -146,12 +167,12 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   line_("NT_UNROLL");
   open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
   line_("const long nt_i = NT_ROW" + n + "(" + ty + ", nt_r);");
-  line_("nt_a[nt_r] = nt_i < " + M + " ? " + A + "[nt_i * (" + pitch_a + ") + nt_k] : 0;");
+  line_("nt_a[nt_r] = nt_i < " + M + " ? " + read(a, A, a16, "nt_i * (" + pitch_a + ") + nt_k") + " : 0;");
   close();
   line_("NT_UNROLL");
   open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
   line_("const long nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
-  line_("nt_b[nt_c] = nt_j < " + N + " ? " + B + "[nt_k * (" + pitch_b + ") + nt_j] : 0;");
+  line_("nt_b[nt_c] = nt_j < " + N + " ? " + read(b, B, b16, "nt_k * (" + pitch_b + ") + nt_j") + " : 0;");
   close();
   each([&](const std::string&, const std::string&, const std::string& slot) {
     std::string x = acc + "[" + slot + "]";
@@ -174,17 +195,25 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
 void Emitter::emit_mma_steps(const std::string& type, int layout, const std::string& tx,
                              const std::string& ty, const std::string& acc, const std::string& A,
                              const std::string& B, const std::string& K, const std::string& pitch_a,
-                             const std::string& pitch_b, bool pairs) {
+                             const std::string& pitch_b, bool pairs, bool a16, bool b16) {
   const std::string n = std::to_string(layout);
   const std::string pack = "nt_pack_" + type + "x2", step = "NT_MMA_M16N8K16_" + type;
   const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
   // This lane's group g and thread t in the group; its warp's column wn (its row is in ty).
   line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
+  if (a16 || b16) line_("const int nt_l = (int)(NT_LANE % 32);");
   open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
   line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns 2 t, 2 t + 1 and + 8.
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  if (a16) {
+    // Lane l names row l % 16 of the tile, from column 8 (l / 16): the four 8 x 8 matrices are
+    // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
+    line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + (NT_ROW" + n + "(" + ty + ", 2 * nt_i) - nt_g + nt_l % 16) * " +
+          pa + " + nt_k0 + nt_l / 16 * 8);");
+  }
+  if (!a16) {
   line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
         " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
   const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
@@ -197,14 +226,30 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
       line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");
     }
   }
+  }
   close();
   // b's fragment of the warp's j-th 8 columns: column g, rows 2 t, 2 t + 1 and + 8.
-  line_("NT_UNROLL");
-  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
-  line_("const long nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
-  line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + " + pb + "]);");
-  line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb + "]);");
-  close();
+  if (b16) {
+    // Lane l names row (k) l % 16 of the tile; lanes 16 on, of the next tile: two tiles a load.
+    line_("NT_UNROLL");
+    open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; nt_j += 2)");
+    open("if (nt_j + 1 < NT_C" + n + " / 2)");
+    line_("nt_ldmatrix_x4_trans(nt_fb[nt_j], nt_fb[nt_j + 1], " + B + " + (nt_k0 + nt_l % 16) * " + pb +
+          " + 8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)));");
+    close("} else {");
+    ++indent_;
+    line_("nt_ldmatrix_x2_trans(nt_fb[nt_j], " + B + " + (nt_k0 + nt_l % 16) * " + pb + " + 8 * (nt_wn + NT_WN" +
+          n + " * nt_j));");
+    close();
+    close();
+  } else {
+    line_("NT_UNROLL");
+    open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+    line_("const long nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
+    line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + " + pb + "]);");
+    line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb + "]);");
+    close();
+  }
   // The accumulators of tile (i, j): slots (2 i, 2 j), (2 i, 2 j + 1), (2 i + 1, 2 j), (2 i + 1, 2 j + 1).
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");

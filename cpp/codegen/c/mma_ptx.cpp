@@ -27,6 +27,34 @@ inline uint nt_pack_bf16x2(float lo, float hi) {
       : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]), "r"((b)[1]))
 )CL";
 
+// ldmatrix's .trans turns rows of k into the column-major pairs mma's b operand wants: thread
+// (g, t) gets rows 2 t and 2 t + 1 of column g of each 8 x 8 matrix, lower k in the low half.
+const char* const kMmaStagingHelpers = R"CL(inline uint nt_shared_address(const void* p) {
+  return (uint)__cvta_generic_to_shared(p);
+}
+inline void nt_cp_async16(void* shared, const void* global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(nt_shared_address(shared)), "l"(global));
+}
+inline void nt_cp_async_wait_all() {
+  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" : : : "memory");
+}
+inline void nt_ldmatrix_x4(uint* a, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(nt_shared_address(p)));
+}
+inline void nt_ldmatrix_x2_trans(uint* b, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(b[0]), "=r"(b[1])
+               : "r"(nt_shared_address(p)));
+}
+inline void nt_ldmatrix_x4_trans(uint* b0, uint* b1, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+               : "r"(nt_shared_address(p)));
+}
+)CL";
+
 const char* const kMmaProbe = R"CL(__kernel void nt_mma_probe(__global float* x) {
   const int i = get_local_id(0);
   uint a[4], b[2];

@@ -7,6 +7,15 @@
 //                                                   floats, lo in the low half;
 //   NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)       d += a b for one warp: a the uint[4] and b the
 //   NT_MMA_M16N8K16_bf16(...)                        uint[2] fragments, d0..d3 float lvalues.
+// kMmaStagingHelpers (dialects with mma_16bit_staging: CUDA C, where shared-memory addresses
+// have a name) moves 16-bit operands without converting them:
+//   nt_cp_async16(shared, global)                 16 bytes copied asynchronously (cp.async.cg);
+//   nt_cp_async_wait_all()                         this thread's copies are done;
+//   nt_ldmatrix_x4(a, p)                           a's uint[4] fragment of a 16 x 16 tile of a
+//                                                  row-major array, each lane giving one row's
+//                                                  address (rows l % 16, columns 8 (l / 16) on);
+//   nt_ldmatrix_x2_trans(b, p)                     b's uint[2] fragment of a 16 x 8 tile of a
+//   nt_ldmatrix_x4_trans(b0, b1, p)                k-major (row-major k x n) array, or of two.
 // kMmaProbe is a kernel using all of them: the runtime builds it once per device before it
 // builds sources with NT_MMA_SYNC (driver/compiled_kernel.cpp).
 #pragma once
@@ -14,6 +23,7 @@
 namespace nt::codegen {
 
 extern const char* const kMmaHelpers;
+extern const char* const kMmaStagingHelpers;
 extern const char* const kMmaProbe;
 
 }  // namespace nt::codegen
