@@ -187,7 +187,8 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
   if (config) {
     const auto warps = config->find(kNumWarpsConfigKey);
     const bool has_warps = warps != config->end();
-    const bool has_stages = config->count(kNumStagesConfigKey) > 0;  // changes no code
+    const auto stages = config->find(kNumStagesConfigKey);  // CUDA C's NT_STAGES
+    const bool has_stages = stages != config->end();
     if (config->size() != plan_.meta_symbols.size() + has_warps + has_stages) return false;
     for (const std::string& name : plan_.meta_symbols) {
       auto it = config->find(name);
@@ -195,6 +196,7 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
       key.push_back(it->second);
     }
     key.push_back(has_warps ? warps->second : 0);
+    key.push_back(has_stages ? stages->second : 0);
   }
   return true;
 }

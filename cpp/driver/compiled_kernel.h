@@ -123,8 +123,9 @@ struct TuningRecord {
 // The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:
 // program_work_items()), where make() gave none or several and the device runs programs on work-groups.
 inline constexpr const char* kNumWarpsConfigKey = "num_warps";
-// The entry that records upstream's num_stages, where make() gave it: the generated code does not
-// depend on it (yet), so it is recorded, not timed.
+// The entry that carries upstream's num_stages, where make() gave it: on CUDA the buffers a k loop
+// loads tensor-core operands ahead into (NT_STAGES, codegen/c/emitter_pipeline.cpp; the default is
+// codegen::kDefaultStages). Its first candidate is used, not timed; OpenCL's code ignores it.
 inline constexpr const char* kNumStagesConfigKey = "num_stages";
 
 // Timed runs of candidates in this process (every kernel).
@@ -217,7 +218,7 @@ class CompiledKernel {
   // tuned with the meta symbols where programs run on work-groups (the block sizes on the first,
   // then the fastest configurations again on the others); elsewhere, and where no configuration
   // is tuned, the first is used. Configurations carry a num_warps entry then, and a num_stages
-  // entry (the first candidate: it changes no code) whenever num_stages was given.
+  // entry (the first candidate: CUDA C's NT_STAGES) whenever num_stages was given.
   void set_tuning_candidates(std::vector<size_t> num_warps, std::vector<size_t> num_stages) {
     std::lock_guard lock(mutex_);
     plan_.num_warps = num_warps.empty() ? 0 : num_warps.front();

@@ -82,19 +82,29 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& lim
   while (items * 2 <= std::min<size_t>(wanted, static_cast<size_t>(limits.max_threads_per_block))) items *= 2;
   // Tensor cores (mma.sync, native in CUDA C) from compute capability 8.0.
   const bool mma = source.work_group_capable && items % kCudaWarp == 0 && limits.compute_capability >= 80;
+  // The buffers k loops load tensor-core operands ahead into (codegen/c/emitter_pipeline.cpp):
+  // num_stages where make() or tuning gave it, else the default; 1 loads no iteration ahead.
+  int64_t stages = codegen::kDefaultStages;
+  if (auto tuned = meta.find(kNumStagesConfigKey); tuned != meta.end() && tuned->second > 0)
+    stages = tuned->second;
   auto shared_of = [&](size_t n) {
     SymbolMap with_items = values;
     with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(n)));
     with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
+    with_items.emplace(codegen::kStagesSymbol, Expr(stages));
     return evaluate_int(source.local_bytes, with_items);
   };
   auto fits = [&](const std::optional<int64_t>& bytes) {
     return bytes && static_cast<size_t>(std::max<int64_t>(*bytes, 0)) <= limits.shared_memory_per_block;
   };
-  // Where the blocks' shared memory grows with the threads (reductions' partials, the dot's
-  // staging), fewer warps may fit: a smaller block runs where the asked one cannot (CUDA has no
-  // one-thread form to fall back to).
+  // Fewer stages where their buffers do not fit; then, where the blocks' shared memory grows
+  // with the threads (reductions' partials, the dot's staging), fewer warps: a smaller block
+  // runs where the asked one cannot (CUDA has no one-thread form to fall back to).
   auto shared = shared_of(items);
+  while (!fits(shared) && stages > 1) {
+    --stages;
+    shared = shared_of(items);
+  }
   while (!fits(shared) && items > kCudaWarp) {
     items /= 2;
     shared = shared_of(items);
@@ -109,7 +119,7 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& lim
   CudaBuild build;
   build.work_items = items;
   build.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
-  build.options = "-DNT_WORK_ITEMS=" + std::to_string(items);
+  build.options = "-DNT_WORK_ITEMS=" + std::to_string(items) + " -DNT_STAGES=" + std::to_string(stages);
   if (mma) build.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
   return build;
 }

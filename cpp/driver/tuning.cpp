@@ -82,7 +82,7 @@ size_t num_timing_runs() { return g_timing_runs; }
 void CompiledKernel::warp_candidates(bool warps_matter, SymbolValues& fixed,
                                      std::vector<size_t>& other_warps) const {
   // num_warps and num_stages. Every candidate carries `fixed`: make()'s first num_warps where it
-  // gave several, its first num_stages where it gave any (recorded; it changes no code). Where
+  // gave several, its first num_stages where it gave any (CUDA C's NT_STAGES). Where
   // programs run on work-groups, the fastest configurations are timed again on `other_warps`:
   // make()'s other candidates, or, where it gave none, half and twice the default.
   auto unclaimed = [&](const char* name) {  // not the name of one of the kernel's own symbols

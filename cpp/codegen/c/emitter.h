@@ -329,6 +329,11 @@ class Emitter : public EmitContext {
   // float16 or bfloat16 element; a statement storing the compute-type `value` at `at` of
   // `array`, rounded to nearest even; a staged element as the compute type.
   static std::string staged_type(DType dtype);
+  // The type of tensor-core dots with these operands ("f16", "bf16"), or "".
+  static std::string mma_type(const Value& dot);
+  // The rows' pitch of operand `which` (0: a, 1: b) of the tensor-core dot `dot` in local
+  // memory, as C, and the padding it adds in the mma layout (`pad`).
+  std::string operand_pitch(const Value& dot, int which, int& pad);
   static std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                                   const std::string& value);
   static std::string staged_load(DType dtype, const std::string& array, const std::string& at);
@@ -337,6 +342,32 @@ class Emitter : public EmitContext {
   // bytes a thread by cp.async; else `copy` element by element.
   void copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
                         const std::function<void(const std::vector<Expr>&)>& copy);
+  // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
+  // emit_async_rows(): its rows contiguous, 16-byte aligned and a multiple of 8 elements long;
+  // "" where its offset is not affine in the element indices.
+  std::string async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch);
+  // The cp.async copies of the block (8 elements a thread at a time), not committed.
+  void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
+                       const std::string& pitch);
+  // The block `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in
+  // bounds and async_rows_test() holds, else element by element with every mask tested.
+  void stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
+                   const std::string& pitch);
+
+  // --- k loops whose tensor-core operands are loaded ahead (emitter_pipeline.cpp) ---------
+  struct PipelinedOperand {
+    Value load;         // the operand: a block loaded at the loop's index
+    std::string array;  // NT_STAGES buffers of `slot` elements each
+    std::string pitch;  // elements between rows (the mma layout's padded pitch)
+    std::string slot;
+  };
+  // The operands of `loop` to load ahead, NT_STAGES - 1 iterations early: the loaded blocks
+  // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
+  // dialect has no 16-bit staging.
+  std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
+  // The copies of the operands' blocks at loop index `index` (a C variable) into slot `slot`.
+  void stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands, const std::string& index,
+                   const std::string& slot);
   // Is the distributed array `name` in the tile layout of `shape`?
   bool aligned_layout(const std::string& name, const std::vector<Expr>& shape);
 
@@ -383,6 +414,9 @@ class Emitter : public EmitContext {
   // a block. `copy` writes one element of the packed array (the edges and the other paths).
   bool pack_transposed(const Value& v, DType dtype, const std::string& name,
                        const std::function<void(const std::vector<Expr>&)>& copy);
+  // pitched_operand(): operands a pipelined k loop has staged already (the iteration's slot).
+  std::map<const ir::ValueNode*, std::pair<std::string, std::string>> staged_operands_;  // array, pitch
+  bool pipelined_ = false;  // a k loop loads ahead: the source defines NT_STAGES
   bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension
   // (offset R(m) + C(k), R dividing m: an implicit GEMM's output positions), packed

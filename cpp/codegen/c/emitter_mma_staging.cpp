@@ -75,50 +75,95 @@ std::string Emitter::staged_load(DType dtype, const std::string& array, const st
   return "nt_bf16_to_float(" + array + "[" + at + "])";
 }
 
-void Emitter::copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
-                               const std::function<void(const std::vector<Expr>&)>& copy) {
-  const std::vector<Expr>& shape = v->type.shape;
-  const bool loaded_whole = v->kind == ValueKind::Load && shape.size() == 2 &&
-                            k_.params[v->param].dtype == v->type.dtype && !access_of(v).never &&
-                            access_of(v).per_element.empty();
-  if (!loaded_whole) {
-    loops(shape, copy);
-    return;
-  }
-  const lower::TensorAccess& a = access_of(v);
+std::string Emitter::async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch) {
+  const std::vector<Expr>& shape = load->type.shape;
+  if (load->kind != ValueKind::Load || shape.size() != 2 || k_.params[load->param].dtype != load->type.dtype ||
+      a.never || !a.per_element.empty())
+    return "";
   // Rows are copied as runs only where the element offset is affine in the block's row i and
   // column j: then its steps along either are the same everywhere, read at (0, 0).
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  const Expr start = a.offset_at({i, j});
-  if (degree_in(start, {i->name, j->name}) > 1) {
-    loops(shape, copy);
-    return;
-  }
+  if (degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1) return "";
   auto offset = [&](int64_t row, int64_t column) {
-    return c(simplify(a.offset_at({Expr(row), Expr(column)}), env_));
+    return "(" + c(simplify(a.offset_at({Expr(row), Expr(column)}), env_)) + ")";
   };
-  const std::string origin = offset(0, 0);
-  const std::string column_step = "(" + offset(0, 1) + ") - (" + origin + ")",
-                    row_step = "(" + offset(1, 0) + ") - (" + origin + ")";
-  const std::string ptr = "nt_p" + std::to_string(v->param);
+  const std::string origin = offset(0, 0), ptr = "nt_p" + std::to_string(load->param);
+  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % 8 == 0 && (" +
+         c(simplify(shape[1], env_)) + ") % 8 == 0 && (" + pitch + ") % 8 == 0 && ((ulong)(" + ptr + " + " +
+         origin + ") & 15) == 0";
+}
+
+void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
+                              const std::string& pitch) {
+  const std::vector<Expr>& shape = load->type.shape;
   const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
-  loaded_params_.insert(v->param);
-  line_("#ifdef NT_MMA_SYNC");
-  open("if ((" + column_step + ") == 1 && (" + row_step + ") % 8 == 0 && (" + columns +
-       ") % 8 == 0 && (" + pitch + ") % 8 == 0 && ((ulong)(" + ptr + " + (" + origin + ")) & 15) == 0)");
+  const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   const std::string chunk = fresh("nt_chunk");
+  loaded_params_.insert(load->param);
   open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / 8); " + chunk +
        " += NT_WORK_ITEMS)");
   line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / 8), " + j->name + " = " + chunk +
         " % ((" + columns + ") / 8) * 8;");
-  line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", " + ptr + " + (" +
-        c(simplify(start, env_)) + "));");
+  line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", nt_p" +
+        std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
-  line_("nt_cp_async_wait_all();");
+}
+
+void Emitter::copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
+                               const std::function<void(const std::vector<Expr>&)>& copy) {
+  const std::string test = v->kind == ValueKind::Load ? async_rows_test(v, access_of(v), pitch) : "";
+  if (test.empty()) {
+    loops(v->type.shape, copy);
+    return;
+  }
+  line_("#ifdef NT_MMA_SYNC");
+  open("if (" + test + ")");
+  emit_async_rows(v, access_of(v), array, pitch);
+  line_("NT_CP_ASYNC_COMMIT();");
+  line_("NT_CP_ASYNC_WAIT(0);");
   close("} else");
   line_("#endif");
   open("");
-  loops(shape, copy);
+  loops(v->type.shape, copy);
+  close();
+}
+
+void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
+                          const std::string& pitch) {
+  const std::vector<Expr>& shape = load->type.shape;
+  std::string test = async_rows_test(load, a, pitch);
+  for (const Expr& t : a.block_test) {
+    const std::string corner = c(t);
+    if (corner == "0") test.clear();
+    if (!test.empty() && corner != "1") test = "(" + corner + ") && " + test;
+  }
+  if (!test.empty()) {
+    line_("#ifdef NT_MMA_SYNC");
+    open("if (" + test + ")");
+    emit_async_rows(load, a, array, pitch);
+    close("} else");
+    line_("#endif");
+  }
+  // Element by element, every condition tested: a partial block, strided rows.
+  open("");
+  const Param& p = k_.params[load->param];
+  loaded_params_.insert(load->param);
+  const std::string columns = c(simplify(shape[1], env_)), element = fresh("nt_element");
+  const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
+  open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
+       columns + "); " + element + " += NT_WORK_ITEMS)");
+  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = " + element + " % (" +
+        columns + ");");
+  const bool was_fast = fast_;
+  fast_ = false;
+  const std::string mask = mask_of(a, {i, j});
+  fast_ = was_fast;
+  std::string value = mask == "0" ? other_of(p)
+                                  : load_element(p, "nt_p" + std::to_string(load->param),
+                                                 c(simplify(a.offset_at({i, j}), env_)));
+  if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
+  line_(staged_store(load->type.dtype, array, i->name + " * (" + pitch + ") + " + j->name, value));
+  close();
   close();
 }
 

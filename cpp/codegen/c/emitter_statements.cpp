@@ -274,16 +274,52 @@ void Emitter::emit_for_loop(const Stmt& s) {
     cond = v + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")";
   else
     cond = "(" + step + " > 0 ? " + v + " < (long)(" + stop + ") : " + v + " > (long)(" + stop + "))";
-  open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step + ")");
+  // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
+  // iterations' copies start before the loop; `it` counts iterations.
+  const std::vector<PipelinedOperand> ahead = pipelined_operands(s);
+  std::string it;
+  if (!ahead.empty()) {
+    open("");
+    open("for (int nt_stage = 0; nt_stage < NT_STAGES - 1; ++nt_stage)");
+    const std::string index = fresh("nt_ahead");
+    line_("const long " + index + " = " + start + " + nt_stage * " + step + ";");
+    open("if (" + index + " < (long)(" + stop + "))");
+    stage_ahead(s, ahead, index, "nt_stage");
+    close();
+    line_("NT_CP_ASYNC_COMMIT();");
+    close();
+    close();
+    it = fresh("nt_it");
+    line_("long " + it + " = 0;");
+  }
+  open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step + (it.empty() ? "" : ", ++" + it) +
+       ")");
   if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant &&
       s->stop->kind == ValueKind::Constant) {
     env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
+  }
+  if (!ahead.empty()) {
+    const std::string index = fresh("nt_ahead");
+    line_("const long " + index + " = " + v + " + (NT_STAGES - 1) * " + step + ";");
+    open("if (" + index + " < (long)(" + stop + "))");
+    stage_ahead(s, ahead, index, "(" + it + " + NT_STAGES - 1) % NT_STAGES");
+    close();
+    line_("NT_CP_ASYNC_COMMIT();");
+    line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
+    barrier();
+    for (const PipelinedOperand& o : ahead)
+      staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))", o.pitch};
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;
   scoped([&] { emit_list(s->body); });
   loop_vars_ = saved;
+  if (!ahead.empty()) {
+    barrier();  // every warp is done with the buffer the next iteration's copies overwrite
+    for (const PipelinedOperand& o : ahead) staged_operands_.erase(o.load.get());
+  }
   close();
+  if (!ahead.empty()) line_("NT_CP_ASYNC_WAIT(0);");
 }
 
 }  // namespace nt::codegen

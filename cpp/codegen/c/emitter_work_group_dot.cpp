@@ -29,15 +29,6 @@ using namespace nt::ir;
 
 namespace {
 
-// The operand type of tensor-core dots with these operands ("f16", "bf16"), or "".
-std::string mma_type(const Value& dot) {
-  DType a = dot->operands[0]->type.dtype, b = dot->operands[1]->type.dtype;
-  if (a != b) return "";
-  if (a == DType::float16) return "f16";
-  if (a == DType::bfloat16) return "bf16";
-  return "";
-}
-
 // Local-memory row padding of the operands of a tensor-core dot, in elements: with rows of a
 // 8 floats (mod 32) apart, the eight groups of a warp read pairs of k from distinct banks; with
 // rows of b 4 apart, the four threads of a group read distinct banks. Staged as 16-bit values,
@@ -48,6 +39,21 @@ constexpr int kPadB = 4;
 constexpr int kPad16 = 8;
 
 }  // namespace
+
+std::string Emitter::mma_type(const Value& dot) {
+  DType a = dot->operands[0]->type.dtype, b = dot->operands[1]->type.dtype;
+  if (a != b) return "";
+  if (a == DType::float16) return "f16";
+  if (a == DType::bfloat16) return "bf16";
+  return "";
+}
+
+std::string Emitter::operand_pitch(const Value& dot, int which, int& pad) {
+  pad = d_.mma_16bit_staging ? kPad16 : (which == 0 ? kPadA : kPadB);
+  const std::string n = std::to_string(tile_layout(dot->type.shape));
+  const std::string columns = c(simplify(dot->operands[which]->type.shape[1], env_));
+  return "NT_MMA" + n + " ? " + columns + " + " + std::to_string(pad) + " : " + columns;
+}
 
 void Emitter::collect_mma_shapes() {
   struct Dots : IRVisitor {
@@ -64,6 +70,11 @@ void Emitter::collect_mma_shapes() {
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
                                      std::string& used_pitch, bool& bits16) {
+  if (auto staged = staged_operands_.find(v.get()); staged != staged_operands_.end()) {
+    used_pitch = staged->second.second;  // loaded ahead by its k loop (emitter_pipeline.cpp)
+    bits16 = true;
+    return staged->second.first;
+  }
   std::string found = held_array(v, dtype);
   used_pitch = c(simplify(v->type.shape[1], env_));
   bits16 = false;
@@ -111,12 +122,11 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
   } else {
-    const int pad_a = d_.mma_16bit_staging ? kPad16 : kPadA, pad_b = d_.mma_16bit_staging ? kPad16 : kPadB;
-    A = pitched_operand(a, dt, "NT_MMA" + n + " ? " + K + " + " + std::to_string(pad_a) + " : " + K, pad_a,
-                        pitch_a, a16);
+    int pad_a = 0, pad_b = 0;
+    const std::string padded_a = operand_pitch(v, 0, pad_a), padded_b = operand_pitch(v, 1, pad_b);
+    A = pitched_operand(a, dt, padded_a, pad_a, pitch_a, a16);
     pairs = pitch_a != K && !a16;
-    B = pitched_operand(b, dt, "NT_MMA" + n + " ? " + N + " + " + std::to_string(pad_b) + " : " + N, pad_b,
-                        pitch_b, b16);
+    B = pitched_operand(b, dt, padded_b, pad_b, pitch_b, b16);
   }
   // An element of an operand array, as the compute type.
   auto read = [&](const Value& operand, const std::string& array, bool bits16, const std::string& at) {

@@ -51,7 +51,7 @@ struct KernelSource {
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
   // The local memory a program on a work-group needs (an upper bound), over those symbols
-  // kWorkItemsSymbol (the work-items of a program) and kMmaLayoutSymbol.
+  // kWorkItemsSymbol (the work-items of a program), kMmaLayoutSymbol and kStagesSymbol.
   Expr local_bytes = Expr(0);
 };
 
@@ -60,6 +60,12 @@ inline constexpr const char* kWorkItemsSymbol = "nt_work_items";
 // The symbol local_bytes names by 1 a build with -DNT_MMA_LAYOUT (lower/program_layout.h), else 0:
 // tensor-core dots pad their operands' rows in local memory.
 inline constexpr const char* kMmaLayoutSymbol = "nt_mma_layout";
+
+// The symbol local_bytes names NT_STAGES by: the buffers a k loop's tensor-core operands are
+// loaded ahead into (codegen/c/emitter_pipeline.cpp; CUDA C only).
+inline constexpr const char* kStagesSymbol = "nt_stages";
+// NT_STAGES where a build does not set it (num_stages not given).
+inline constexpr int kDefaultStages = 3;
 
 // The comments that open the two bodies of a kernel that has two.
 extern const char* const kWorkGroupBody;

@@ -35,9 +35,8 @@ const char* const kMmaStagingHelpers = R"CL(inline uint nt_shared_address(const 
 inline void nt_cp_async16(void* shared, const void* global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(nt_shared_address(shared)), "l"(global));
 }
-inline void nt_cp_async_wait_all() {
-  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" : : : "memory");
-}
+#define NT_CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" : : : "memory")
+#define NT_CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;" : : "n"(n) : "memory")
 inline void nt_ldmatrix_x4(uint* a, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])

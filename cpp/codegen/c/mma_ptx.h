@@ -10,7 +10,11 @@
 // kMmaStagingHelpers (dialects with mma_16bit_staging: CUDA C, where shared-memory addresses
 // have a name) moves 16-bit operands without converting them:
 //   nt_cp_async16(shared, global)                 16 bytes copied asynchronously (cp.async.cg);
-//   nt_cp_async_wait_all()                         this thread's copies are done;
+//   NT_CP_ASYNC_COMMIT()                           this thread's copies since the last commit
+//                                                  are a group;
+//   NT_CP_ASYNC_WAIT(n)                            all but this thread's n most recent groups
+//                                                  are done (a constant n; both do nothing
+//                                                  where NT_MMA_SYNC is not defined);
 //   nt_ldmatrix_x4(a, p)                           a's uint[4] fragment of a 16 x 16 tile of a
 //                                                  row-major array, each lane giving one row's
 //                                                  address (rows l % 16, columns 8 (l / 16) on);

@@ -1,0 +1,124 @@
+// k loops whose tensor-core operands are loaded ahead (dialects with mma_16bit_staging: CUDA C).
+//
+// In: a For statement whose body multiplies, on tensor cores, blocks loaded at the loop's index
+// (a matmul's `dot(input[k], other[k])`, attention's blocks of k and v) and writes no tensor.
+// Out: that loop with each such operand in NT_STAGES buffers of 16-bit values:
+//
+//   the copies of iterations 0 .. NT_STAGES - 2 start (one cp.async group each);
+//   for each iteration t:
+//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer iteration t - 1 read;
+//     this thread waits for its copies of iteration t (all but the NT_STAGES - 1 newest
+//     groups), and the block for everyone's (a barrier);
+//     the body runs, its dots reading buffer t % NT_STAGES (pitched_operand());
+//     a barrier: every warp is done with the buffer the next iteration overwrites.
+//
+// Loads run no further than the loop does, and each reads what the iteration it belongs to
+// would have read: a block in bounds, contiguous and aligned is copied by cp.async, any other
+// element by element with its masks (stage_block(), emitter_mma_staging.cpp). NT_STAGES is 1
+// (each iteration waits for its own copies: no overlap) up to what shared memory holds; the
+// runtime sets it from num_stages (driver/compiled_kernel_cuda.cpp).
+#include <set>
+#include <string>
+
+#include "codegen/c/emitter.h"
+#include "lower/tensor_access.h"
+
+namespace nt::codegen {
+
+using namespace nt::ir;
+
+namespace {
+
+// Does `body` write a tensor anywhere (a store, an atomic)? Then blocks loaded ahead might
+// miss what an earlier iteration writes.
+bool writes_memory(const StmtList& body) {
+  for (const Stmt& s : body) {
+    switch (s->kind) {
+      case StmtKind::Store:
+      case StmtKind::StorePointer:
+      case StmtKind::AtomicAdd:
+      case StmtKind::StoreAt:
+      case StmtKind::Atomic:
+        return true;
+      default:
+        break;
+    }
+    if (writes_memory(s->body) || writes_memory(s->orelse)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop) {
+  std::vector<PipelinedOperand> operands;
+  if (!group_ || serial_ || !d_.mma_16bit_staging || mma_shapes_.empty()) return operands;
+  if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;
+  if (writes_memory(loop->body)) return operands;
+  // The dots of the body's own statements (not of nested loops or branches: those run a
+  // varying number of times).
+  std::vector<Value> dots;
+  struct Dots : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Value& v) override {
+      if (v->kind == ValueKind::Dot) found->push_back(v);
+      IRVisitor::visit(v);
+    }
+    std::vector<Value>* found = nullptr;
+  } visitor;
+  visitor.found = &dots;
+  for (const Stmt& s : loop->body) {
+    if ((s->kind == StmtKind::Let || s->kind == StmtKind::Assign || s->kind == StmtKind::DeclareLocal) && s->value)
+      visitor.visit(s->value);
+  }
+  std::set<const ValueNode*> seen;
+  for (const Value& dot : dots) {
+    if (mma_type(dot).empty() || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
+    for (int which = 0; which < 2; ++which) {
+      const Value& load = dot->operands[which];
+      if (load->kind != ValueKind::Load || load->type.shape.size() != 2 ||
+          k_.params[load->param].dtype != load->type.dtype || materialized_.count(load.get()))
+        continue;
+      // Indexed by constants and loop indices, this loop's among them.
+      bool indexable = true, by_this_loop = false;
+      for (const Value& index : load->operands) {
+        if (index->kind == ValueKind::LoopVar) {
+          by_this_loop = by_this_loop || index->name == loop->var;
+        } else if (index->kind != ValueKind::Constant) {
+          indexable = false;
+        }
+      }
+      if (!indexable || !by_this_loop || !seen.insert(load.get()).second) continue;
+      array_size(load->type.shape, "a dot operand");  // the sizes must be known at build time
+      int pad = 0;
+      PipelinedOperand o;
+      o.load = load;
+      o.pitch = operand_pitch(dot, which, pad);
+      o.array = fresh("nt_stages");
+      const Expr rows = load->type.shape[0],
+                 padded = add(load->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
+      o.slot = c(simplify(rows, env_)) + " * (" + o.pitch + ")";
+      declare_local(staged_type(load->type.dtype), o.array, "NT_STAGES * " + o.slot,
+                    mul(mul(var(kStagesSymbol), mul(rows, padded)), int64_t{2}));
+      operands.push_back(std::move(o));
+    }
+  }
+  if (!operands.empty()) pipelined_ = true;
+  return operands;
+}
+
+void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands,
+                          const std::string& index, const std::string& slot) {
+  // The blocks' accesses at that index: this loop's variable read as `index`.
+  auto saved = loop_vars_;
+  loop_vars_[loop->var] = index;
+  for (const PipelinedOperand& o : operands) {
+    std::vector<Expr> middle;
+    for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
+    const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_);
+    stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.pitch);
+  }
+  loop_vars_ = saved;
+}
+
+}  // namespace nt::codegen
