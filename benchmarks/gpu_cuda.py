@@ -129,19 +129,39 @@ def best(call, repeats=3):
 
 
 def cases():
+    """(name, kernel, arguments, constexpr values, reference, torch's own call, bytes, FLOPs)."""
     n = 1 << 24
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    yield "add 16M f32", "add", (x, y, torch.empty_like(x)), {}, lambda: x + y, 3 * 4 * n, None
+    yield "add 16M f32", "add", (x, y, torch.empty_like(x)), {}, lambda: x + y, None, 3 * 4 * n, None
     x3, y3 = torch.randn(3, device="cuda"), torch.randn(3, device="cuda")
-    yield "add 3 f32 (launch)", "add", (x3, y3, torch.empty_like(x3)), {}, lambda: x3 + y3, None, None
+    yield "add 3 f32 (launch)", "add", (x3, y3, torch.empty_like(x3)), {}, lambda: x3 + y3, None, None, None
     rows = torch.randn(4096, 4096, device="cuda")
     yield ("softmax 4096^2 f32", "softmax", (rows, torch.empty_like(rows)), {"BLOCK_SIZE": 4096},
-           lambda: torch.softmax(rows, dim=-1), 2 * 4 * rows.numel(), None)
+           lambda: torch.softmax(rows, dim=-1), None, 2 * 4 * rows.numel(), None)
     a, b = torch.randn(2048, 2048, device="cuda"), torch.randn(2048, 2048, device="cuda")
-    yield "matmul 2048^2 f32", "matmul", (a, b, torch.empty_like(a)), {}, lambda: a @ b, None, 2 * 2048**3
-    a16, b16 = a.half().repeat(2, 2), b.half().repeat(2, 2)
-    yield ("matmul 4096^2 f16", "matmul", (a16, b16, torch.empty_like(a16)), {},
-           lambda: (a16.float() @ b16.float()).half(), None, 2 * 4096**3)
+    yield "matmul 2048^2 f32", "matmul", (a, b, torch.empty_like(a)), {}, lambda: a @ b, None, None, 2 * 2048**3
+    for size in (4096, 8192):
+        for dtype, short in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            p, q = torch.randn(size, size, device="cuda"), torch.randn(size, size, device="cuda")
+            p, q = p.to(dtype), q.to(dtype)
+            # Checked against float32 products (the kernel's accumulator), timed against torch's own.
+            yield (f"matmul {size}^2 {short}", "matmul", (p, q, torch.empty_like(p)), {},
+                   lambda p=p, q=q, dtype=dtype: (p.float() @ q.float()).to(dtype),
+                   lambda p=p, q=q: p @ q, None, 2 * size**3)
+
+
+# Dense peaks of the device, for the rates' fractions (NVIDIA's H100/H200 SXM data sheets).
+PEAK_TFLOPS = {"H100": {"f16": 989, "bf16": 989, "f32": 67}, "H200": {"f16": 989, "bf16": 989, "f32": 67}}
+
+
+def peak_fraction(name, flops_rate):
+    device = torch.cuda.get_device_name()
+    for model, peaks in PEAK_TFLOPS.items():
+        if model in device:
+            dtype = name.split()[-1]
+            if dtype in peaks:
+                return f" ({flops_rate / peaks[dtype] * 100:.0f}% of {peaks[dtype]})"
+    return ""
 
 
 def main():
@@ -152,11 +172,12 @@ def main():
     header = "| kernel | ours per call | ours device | upstream per call | upstream device | torch per call | ours rate |"
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
-    for name, which, args, keywords, reference, bytes_moved, flops in cases():
+    chosen = []
+    for name, which, args, keywords, reference, torch_call, bytes_moved, flops in cases():
         kernel = ours[which]
         kernel(*args, **keywords)  # builds and tunes
         expected = reference()
-        tolerance = 2e-2 if args[0].dtype == torch.float16 else 1e-3
+        tolerance = 2e-2 if args[0].dtype in (torch.float16, torch.bfloat16) else 1e-3
         torch.testing.assert_close(args[-1], expected, rtol=tolerance, atol=tolerance)
         mine = best(lambda: kernel(*args, **keywords))
         theirs = ("", "")
@@ -170,14 +191,23 @@ def main():
                 theirs = tuple(f"{t * 1e3:.4f}" for t in best(lambda: upstream[which](*args, **keywords)))
             except Exception as error:  # noqa: BLE001
                 theirs = (f"failed: {type(error).__name__}", "")
-        torch_time = best(reference)
+        torch_time = best(torch_call or reference)
         rate = ""
         if bytes_moved:
             rate = f"{bytes_moved / mine[1] / 1e12:.2f} TB/s"
         elif flops:
-            rate = f"{flops / mine[1] / 1e12:.1f} TFLOP/s"
+            rate = f"{flops / mine[1] / 1e12:.1f} TFLOP/s" + peak_fraction(name, flops / mine[1] / 1e12)
+        if flops and theirs[1] and not theirs[1].startswith("failed"):
+            rate += f"; upstream {flops / (float(theirs[1]) * 1e-3) / 1e12:.1f}"
+        if flops and torch_time[1]:
+            rate += f"; torch {flops / torch_time[1] / 1e12:.1f}"
+        report = kernel.tuning_report()
+        if report:
+            chosen.append(f"{name}: {report[-1]['chosen'] if isinstance(report[-1], dict) else report[-1]}")
         print(f"| {name} | {mine[0] * 1e3:.4f} | {mine[1] * 1e3:.4f} | {theirs[0]} | {theirs[1]} | "
               f"{torch_time[0] * 1e3:.4f} | {rate} |")
+    for line in chosen:
+        print("chosen:", line)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,126 @@
+"""Tensor-core dots in CUDA C: float16 and bfloat16 operands staged as 16-bit values, copied by
+cp.async where whole rows are contiguous and aligned, read by ldmatrix, and loaded NT_STAGES - 1
+iterations ahead of the k loop that multiplies them (num_stages).
+
+On any machine: what the generated CUDA C holds, and NVRTC builds of it for every number of stages
+(where NVRTC can be loaded). On a machine with a GPU: results on CUDA tensors for every path of the
+copies (aligned rows, misaligned rows, strided rows, partial blocks, loops shorter than the
+pipeline), checked element by element against float64.
+"""
+
+import sys
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor, _core
+
+BM, BN, BK = (Symbol(name, constexpr=True) for name in ("BM", "BN", "BK"))
+
+
+def matmul_arrangement(a, b, c):
+    c_tiled = c.tile((BM, BN))
+    a_tiled = a.tile((BM, BK)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
+    a_tiled.dtype = a_tiled.dtype.squeeze(0)
+    b_tiled = b.tile((BK, BN)).tile((-1, 1)).expand((c_tiled.shape[0], -1))
+    b_tiled.dtype = b_tiled.dtype.squeeze(1)
+    return a_tiled, b_tiled, c_tiled
+
+
+def matmul_application(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k])
+    c = accumulator  # noqa: F841
+
+
+def make_matmul(dtype, **keywords):
+    tensors = (Tensor(2, dtype=dtype), Tensor(2, dtype=dtype), Tensor(2, dtype=ninetoothed.float32))
+    return ninetoothed.make(matmul_arrangement, matmul_application, tensors, **keywords)
+
+
+DTYPES = {"float16": (ninetoothed.float16, torch.float16), "bfloat16": (ninetoothed.bfloat16, torch.bfloat16)}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cuda_source_stages_16_bit_operands_ahead(dtype):
+    kernel = make_matmul(DTYPES[dtype][0])
+    source = kernel.cuda_source
+    for spelling in ("nt_cp_async16(", "nt_ldmatrix_x4(", "nt_ldmatrix_x4_trans(", "NT_CP_ASYNC_COMMIT();",
+                     "NT_CP_ASYNC_WAIT(NT_STAGES - 1);", "#define NT_STAGES 3"):
+        assert spelling in source, spelling
+    # The operands' buffers hold 16-bit values, NT_STAGES of them each.
+    assert "half* nt_stages" in source if dtype == "float16" else "ushort* nt_stages" in source
+    # OpenCL keeps its float staging: none of this reaches its source.
+    opencl = kernel.source
+    for spelling in ("cp_async", "ldmatrix", "NT_STAGES"):
+        assert spelling not in opencl, spelling
+
+
+def test_float32_dots_load_nothing_ahead():
+    source = make_matmul(ninetoothed.float32).cuda_source
+    assert "NT_STAGES" not in source and "cp_async16(" not in source.split("nt_kernel_")[-1]
+
+
+needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stages", (1, 2, 4))
+@pytest.mark.parametrize("warps", (4, 8))
+@pytest.mark.parametrize("architecture", ("sm_80", "sm_90a"))
+def test_every_number_of_stages_builds_with_nvrtc(dtype, stages, warps, architecture):
+    kernel = make_matmul(DTYPES[dtype][0])
+    options = (f"-DBM=128 -DBN=64 -DBK=32 -DNT_WORK_ITEMS={32 * warps} -DNT_STAGES={stages} "
+               "-DNT_MMA_LAYOUT -DNT_MMA_SYNC")
+    assert len(_core.compile_cuda(kernel.cuda_source, options, architecture)) > 0
+    # Without tensor cores (compute capability below 8.0) the copies and waits compile away.
+    assert len(_core.compile_cuda(kernel.cuda_source, options.replace(" -DNT_MMA_SYNC", ""), "sm_75")) > 0
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available() or not _core.cuda_available(), reason="no CUDA device")
+
+
+def operands(m, k, n, dtype, layout):
+    """Fresh random a (m x k) and b (k x n) in `layout`: contiguous rows; rows starting one element
+    after a 16-byte boundary; or strided (transposed views)."""
+    if layout == "contiguous":
+        a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+    elif layout == "misaligned":
+        a, b = torch.randn(m, k + 1, device="cuda")[:, 1:], torch.randn(k, n + 1, device="cuda")[:, 1:]
+    else:
+        a, b = torch.randn(k, m, device="cuda").t(), torch.randn(n, k, device="cuda").t()
+    return a.to(dtype), b.to(dtype)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ("contiguous", "misaligned", "strided"))
+@pytest.mark.parametrize("shape", ((256, 128, 192), (300, 200, 130), (65, 40, 72), (48, 16, 40)))
+@pytest.mark.parametrize("stages", (None, 1, 2, 4))
+def test_tensor_core_matmul_on_cuda(dtype, layout, shape, stages):
+    m, k, n = shape
+    keywords = {} if stages is None else {"num_stages": stages}
+    kernel = make_matmul(DTYPES[dtype][0], **keywords)
+    a, b = operands(m, k, n, DTYPES[dtype][1], layout)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel(a, b, c, BM=64, BN=64, BK=32)
+    expected = (a.double() @ b.double()).float()
+    torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_blocks_on_eight_warps(dtype):
+    kernel = make_matmul(DTYPES[dtype][0], num_warps=8, num_stages=3)
+    a, b = operands(1000, 520, 770, DTYPES[dtype][1], "contiguous")
+    c = torch.full((1000, 770), float("nan"), device="cuda")
+    kernel(a, b, c, BM=128, BN=128, BK=32)
+    torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
