@@ -106,7 +106,7 @@ KernelSource Emitter::run() {
     if (d_.mma_16bit_staging)
       src << respell(kMmaStagingHelpers, d_) << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
-    if (pipelined_) src << "#ifndef NT_STAGES\n#define NT_STAGES " << kDefaultStages << "\n#endif\n";
+    if (pipelined_) src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
   }
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
