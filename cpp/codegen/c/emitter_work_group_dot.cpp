@@ -212,6 +212,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   // This lane's group g and thread t in the group; its warp's column wn (its row is in ty).
   line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
   if (a16 || b16) line_("const int nt_l = (int)(NT_LANE % 32);");
+  // Unrolled, the fragments of one step load while the previous step's mmas run.
+  line_("NT_UNROLL");
   open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
   line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns 2 t, 2 t + 1 and + 8.
