@@ -204,8 +204,14 @@ void bind_kernel(py::module_& m) {
         [](const std::string& name, const py::object& x, std::optional<int> axis, bool keep_dims) {
           return Block{ir::reduce(lookup(reduce_fns(), name, "reduction"), to_value(x), axis, keep_dims)};
         });
-  m.def("block_dot",
-        [](const py::object& a, const py::object& b) { return Block{ir::dot(to_value(a), to_value(b))}; });
+  m.def(
+      "block_dot",
+      [](const py::object& a, const py::object& b, const std::string& precision) {
+        static const std::map<std::string, ir::DotPrecision> precisions = {
+            {"ieee", ir::DotPrecision::Ieee}, {"tf32", ir::DotPrecision::Tf32}, {"tf32x3", ir::DotPrecision::Tf32x3}};
+        return Block{ir::dot(to_value(a), to_value(b), lookup(precisions, precision, "input_precision"))};
+      },
+      py::arg("a"), py::arg("b"), py::arg("input_precision") = "ieee");
   m.def("block_arange", [](const py::object& start, const py::object& end) {
     return Block{ir::arange(to_expr(start, "arange's start"), to_expr(end, "arange's end"))};
   });

@@ -47,11 +47,12 @@ struct Dialect {
   // Can a program run on one work-item (the CPU's work-item form)? Sources for a target that
   // cannot hold only the work-group and element-wise forms.
   bool work_item_form = true;
-  // Are tensor-core dots' float16 and bfloat16 operands staged in work-group memory as 16-bit
-  // values, filled by asynchronous copies (cp.async) and read as fragments (ldmatrix)? Those
-  // PTX instructions take shared-memory addresses, which CUDA C can name
+  // Are tensor-core dots' operands staged in work-group memory in their own type (float16 and
+  // bfloat16 as 16-bit values, float32 as floats), filled by asynchronous copies (cp.async), the
+  // 16-bit ones read as fragments by ldmatrix, and loaded iterations ahead in k loops? Those PTX
+  // instructions take shared-memory addresses, which CUDA C can name
   // (__cvta_generic_to_shared); elsewhere the operands are staged as floats.
-  bool mma_16bit_staging = false;
+  bool mma_async_staging = false;
 };
 
 const Dialect& opencl_dialect();

@@ -328,7 +328,7 @@ Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dim
   return make(std::move(node));
 }
 
-Value dot(const Value& a, const Value& b) {
+Value dot(const Value& a, const Value& b, DotPrecision precision) {
   if (a->type.ndim() != 2 || b->type.ndim() != 2) {
     throw ValueError("dot needs two 2-d blocks, got shapes " + shape_string(a->type.shape) + " and " +
                      shape_string(b->type.shape));
@@ -344,6 +344,7 @@ Value dot(const Value& a, const Value& b) {
                                    : DType::int64;
   ValueNode node{ValueKind::Dot, Type{out, {a->type.shape[0], b->type.shape[1]}}};
   node.operands = {a, b};
+  if (in == DType::float32) node.op = static_cast<int>(precision);
   return make(std::move(node));
 }
 

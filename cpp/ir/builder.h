@@ -32,7 +32,8 @@ Value expand_dims(const Value& x, int axis);
 Value broadcast_to(const Value& x, const std::vector<Expr>& shape);
 Value trans(const Value& x);
 Value reduce(ReduceFn fn, const Value& x, std::optional<int> axis, bool keep_dims);
-Value dot(const Value& a, const Value& b);
+// `precision` counts for float32 operands only (others keep DotPrecision::Ieee).
+Value dot(const Value& a, const Value& b, DotPrecision precision = DotPrecision::Ieee);
 Value fma(const Value& a, const Value& b, const Value& c);
 // Counter-based random numbers (Philox4x32-10): the same seed and offsets give
 // the same float32 numbers everywhere.

@@ -52,7 +52,7 @@ enum class ValueKind {
   Broadcast,    // operands[0] with size-1 dimensions stretched to type.shape
   Trans,        // a 2-D block transposed
   Reduce,       // op: ReduceFn; axis (-1: everything); keep_dims
-  Dot,          // operands: a (M x K), b (K x N)
+  Dot,          // operands: a (M x K), b (K x N); op: the DotPrecision of float32 operands
   Fma,          // operands: a * b + c rounded once (all the result's shape)
   ProgramId,    // axis: the current program's index along that outermost dimension
   Offsets,      // param, operands as Load; axis: source dim (-1: flat offsets per block element);
@@ -181,6 +181,12 @@ enum class StmtKind {
   Print,   // var: the prefix; indices: the values printed; op: 1 hexadecimal
   Assert,  // value: the condition (a block); var: the message
 };
+
+// How a dot multiplies float32 operands (Triton's input_precision): in float ("ieee"); on tensor
+// cores as TF32, 10 bits of mantissa ("tf32"); or as three TF32 products of the operands' high and
+// low parts, close to float ("tf32x3"). Devices without tensor cores multiply in float: never less
+// accurate than asked.
+enum class DotPrecision { Ieee, Tf32, Tf32x3 };
 
 enum class AtomicFn { Add, Max, Min, And, Or, Xor, Xchg, Cas };
 

@@ -81,6 +81,9 @@ std::string to_string(const Value& v) {
     case ValueKind::ProgramId:
       return "program_id(" + std::to_string(v->axis) + ")";
     case ValueKind::Dot:
+      if (v->op == static_cast<int>(DotPrecision::Tf32)) return "dot(" + list(ops) + ", input_precision=\"tf32\")";
+      if (v->op == static_cast<int>(DotPrecision::Tf32x3))
+        return "dot(" + list(ops) + ", input_precision=\"tf32x3\")";
       return "dot(" + list(ops) + ")";
     case ValueKind::Call:
       return v->name + "(" + list(ops) + ")";

@@ -10,6 +10,8 @@ static_range, hints, device_print) in `_language_meta.py`, libdevice in
 `_libdevice.py`; docs/api.md lists every triton.language name with its status.
 """
 
+import os
+
 from ninetoothed import _core
 from ninetoothed import _libdevice as libdevice
 from ninetoothed._core import DType
@@ -67,13 +69,28 @@ def arange(start, end):
     return _core.block_arange(start, end)
 
 
+_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32):
     """The matrix product of two 2-D blocks (plus `acc`); floats accumulate in float32.
 
-    `input_precision`, `allow_tf32` and `max_num_imprecise_acc` are accepted and
-    ignored (products are exact float32 products here)."""
-    result = _core.block_dot(_block(input), _block(other))
+    `input_precision` says how float32 operands are multiplied, as Triton does: "tf32" (on tensor
+    cores, operands rounded to TF32's 10-bit mantissa), "tf32x3" (three TF32 products of high and
+    low parts, close to float) or "ieee" (in float). None takes the environment's TRITON_F32_DEFAULT,
+    else "tf32"; `allow_tf32=False` (Triton's older keyword) means "ieee". Devices without tensor
+    cores (CPUs) multiply in float whatever is asked: never less accurate. Other dtypes ignore it.
+    `max_num_imprecise_acc` is accepted and ignored (accumulation is in float32 throughout)."""
+    if input_precision is None:
+        if allow_tf32 is not None:
+            input_precision = "tf32" if allow_tf32 else "ieee"
+        else:
+            input_precision = os.environ.get("TRITON_F32_DEFAULT", "tf32")
+    input_precision = str(input_precision).lower()
+    if input_precision not in _INPUT_PRECISIONS:
+        raise ValueError(f"input_precision must be one of {_INPUT_PRECISIONS}, got {input_precision!r}")
+    result = _core.block_dot(_block(input), _block(other), input_precision)
     if out_dtype is not float32 and out_dtype != result.dtype:
         result = result.to(out_dtype)
     if acc is not None:

@@ -10,6 +10,11 @@ PYTHON_DIR = ROOT / "python"
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
+# float32 dots multiply in float unless a test asks for TF32: the suite checks them against float64 at
+# float's precision on every device. (Users get Triton's default, TF32 where the device has tensor
+# cores; tests/python/test_cuda_tensor_cores.py checks that default and TF32 themselves.)
+os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+
 
 def _sigaction(signum, new=None):
     """The C-level action of `signum` (raw struct sigaction bytes), after installing `new` if given."""

@@ -122,5 +122,149 @@ def test_large_blocks_on_eight_warps(dtype):
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
 
 
+# --- float32 operands: Triton's input_precision ------------------------------------------------
+
+
+def matmul_tf32(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k], input_precision="tf32")
+    c = accumulator  # noqa: F841
+
+
+def matmul_tf32x3(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k], input_precision="tf32x3")
+    c = accumulator  # noqa: F841
+
+
+def matmul_ieee(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k], input_precision="ieee")
+    c = accumulator  # noqa: F841
+
+
+def matmul_allow_tf32_false(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k], allow_tf32=False)
+    c = accumulator  # noqa: F841
+
+
+def matmul_unknown_precision(a, b, c):
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k], input_precision="fp8")
+    c = accumulator  # noqa: F841
+
+
+PRECISIONS = {"tf32": matmul_tf32, "tf32x3": matmul_tf32x3, "ieee": matmul_ieee, "default": matmul_application,
+              "allow_tf32=False": matmul_allow_tf32_false}
+
+
+def make_f32(application):
+    return ninetoothed.make(matmul_arrangement, application, tuple(Tensor(2, dtype=ninetoothed.float32) for _ in range(3)))
+
+
+def tf32(x):
+    """x rounded to TF32 as cvt.rna does: to the nearest of 10 mantissa bits, ties away from zero."""
+    bits = x.contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def test_input_precision_is_in_the_ir():
+    for name, expected in (("tf32", 'input_precision="tf32"'), ("tf32x3", 'input_precision="tf32x3"')):
+        kernel = make_f32(PRECISIONS[name])
+        assert expected in kernel.ir
+        assert "NT_MMA_M16N8K8_tf32" in kernel.cuda_source
+    assert "input_precision" not in make_f32(matmul_ieee).ir
+    assert "input_precision" not in make_f32(matmul_allow_tf32_false).ir
+    # float16 operands ignore it.
+    assert "input_precision" not in make_matmul(ninetoothed.float16).ir
+
+
+def test_unknown_input_precision_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"input_precision must be one of .*\'fp8\'"):
+        make_f32(matmul_unknown_precision).ir  # noqa: B018 - the trace raises
+
+
+def test_the_default_follows_triton_f32_default(monkeypatch):
+    monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)
+    assert 'input_precision="tf32"' in make_f32(matmul_application).ir
+    monkeypatch.setenv("TRITON_F32_DEFAULT", "tf32x3")
+    assert 'input_precision="tf32x3"' in make_f32(matmul_application).ir
+    monkeypatch.setenv("TRITON_F32_DEFAULT", "ieee")
+    assert "input_precision" not in make_f32(matmul_application).ir
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("precision", ("tf32", "tf32x3"))
+@pytest.mark.parametrize("stages", (1, 3))
+def test_tf32_builds_with_nvrtc(precision, stages):
+    kernel = make_f32(PRECISIONS[precision])
+    options = (f"-DBM=128 -DBN=128 -DBK=32 -DNT_WORK_ITEMS=256 -DNT_STAGES={stages} "
+               "-DNT_MMA_LAYOUT -DNT_MMA_SYNC")
+    assert len(_core.compile_cuda(kernel.cuda_source, options, "sm_80")) > 0
+
+
+@pytest.mark.host_tensors
+@pytest.mark.parametrize("precision", ("tf32", "tf32x3"))
+def test_devices_without_tensor_cores_multiply_in_float(precision):
+    if _core.tensor_cores():
+        pytest.skip("this OpenCL device has tensor cores")
+    a, b = torch.randn(70, 40), torch.randn(40, 50)
+    asked, exact = torch.full((70, 50), float("nan")), torch.full((70, 50), float("nan"))
+    make_f32(PRECISIONS[precision])(a, b, asked, BM=32, BN=32, BK=16)
+    make_f32(matmul_ieee)(a, b, exact, BM=32, BN=32, BK=16)
+    assert torch.equal(asked, exact)
+
+
+def tf32_devices():
+    devices = []
+    if torch.cuda.is_available() and _core.cuda_available():
+        devices.append("cuda")
+    if _core.tensor_cores():
+        devices.append("opencl")  # host tensors on an OpenCL GPU with tensor cores (NVIDIA's)
+    return devices
+
+
+@pytest.mark.parametrize("device", tf32_devices())
+@pytest.mark.parametrize("shape", ((256, 128, 192), (300, 200, 130), (48, 24, 40)))
+def test_tf32_precisions(device, shape, monkeypatch):
+    m, k, n = shape
+    torch_device = "cuda" if device == "cuda" else "cpu"
+    a, b = torch.randn(m, k, device=torch_device), torch.randn(k, n, device=torch_device)
+    results = {}
+    for name, application in PRECISIONS.items():
+        monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)  # "default" is Triton's: TF32
+        c = torch.full((m, n), float("nan"), device=torch_device)
+        make_f32(application)(a, b, c, BM=64, BN=64, BK=32)
+        results[name] = c.cpu().double()
+    exact = a.cpu().double() @ b.cpu().double()
+    # TF32: the exact products of the rounded operands, summed in float.
+    rounded = tf32(a.cpu()).double() @ tf32(b.cpu()).double()
+    torch.testing.assert_close(results["tf32"], rounded, rtol=1e-5, atol=1e-4)
+    assert (results["tf32"] - exact).abs().max() > 1e-4  # not float products
+    # tf32x3 and float: float32's precision.
+    for name in ("tf32x3", "ieee", "allow_tf32=False"):
+        torch.testing.assert_close(results[name], exact, rtol=1e-5, atol=1e-4)
+    assert (results["tf32x3"] - exact).abs().max() < (results["tf32"] - exact).abs().max() / 20
+    assert torch.equal(results["default"], results["tf32"])
+
+
+@cuda
+@pytest.mark.parametrize("stages", (1, 2, 3))
+def test_tf32_matmul_pipelined_on_cuda(stages):
+    kernel = ninetoothed.make(matmul_arrangement, matmul_tf32, tuple(Tensor(2, dtype=ninetoothed.float32) for _ in range(3)),
+                              num_stages=stages)
+    a, b = torch.randn(1000, 520, device="cuda"), torch.randn(520, 770, device="cuda")[:, 1:]  # b misaligned
+    c = torch.full((1000, 769), float("nan"), device="cuda")
+    kernel(a, b, c, BM=128, BN=64, BK=32)
+    rounded = tf32(a.cpu()).double() @ tf32(b.cpu()).double()
+    torch.testing.assert_close(c.cpu().double(), rounded, rtol=1e-5, atol=1e-4)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -103,7 +103,7 @@ KernelSource Emitter::run() {
   // Tensor cores (codegen/c/mma_ptx.h), where a dot could use them.
   if (group_ && !mma_shapes_.empty()) {
     src << "#ifdef NT_MMA_SYNC\n" << respell(kMmaHelpers, d_);
-    if (d_.mma_16bit_staging)
+    if (d_.mma_async_staging)
       src << respell(kMmaStagingHelpers, d_) << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
     if (pipelined_) src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";

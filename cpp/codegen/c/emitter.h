@@ -314,21 +314,28 @@ class Emitter : public EmitContext {
   void collect_mma_shapes();
   // A tensor-core dot's operand in local memory with rows `pitch` elements apart (C; at most
   // its columns + `pad`), unless it is held already (dense rows); `used_pitch` says which.
-  // `bits16`: the array holds the operand's own 16-bit values (d_.mma_16bit_staging), not
-  // `dtype`'s compute type.
+  // `native`: the array holds the operand's own values (d_.mma_async_staging: 16-bit ones as
+  // their bits), not `dtype`'s compute type.
   std::string pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                              std::string& used_pitch, bool& bits16);
+                              std::string& used_pitch, bool& native);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
   // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
-  // `a16`, `b16`: the operand is staged as 16-bit values, its fragments loaded by ldmatrix.
+  // `a16`, `b16`: the operand is staged in its own type (16-bit ones loaded by ldmatrix).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
                       bool pairs, bool a16, bool b16);
-  // 16-bit staging of tensor-core operands (emitter_mma_staging.cpp). The C type of a staged
-  // float16 or bfloat16 element; a statement storing the compute-type `value` at `at` of
-  // `array`, rounded to nearest even; a staged element as the compute type.
+  // The k loop of a TF32 dot (float32 operands, DotPrecision Tf32; `x3`: Tf32x3) on tensor cores,
+  // its fragments read as floats from `A` and `B` (rows `pitch_a`, `pitch_b` apart).
+  void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty, const std::string& acc,
+                       const std::string& A, const std::string& B, const std::string& K,
+                       const std::string& pitch_a, const std::string& pitch_b);
+  // Tensor-core operands staged in their own type (emitter_mma_staging.cpp). The C type of a
+  // staged float16, bfloat16 or float32 element and its size; a statement storing the
+  // compute-type `value` at `at` of `array` (16-bit types rounded to nearest even); a staged
+  // element as the compute type.
   static std::string staged_type(DType dtype);
+  static int staged_size(DType dtype);  // bytes
   // The type of tensor-core dots with these operands ("f16", "bf16"), or "".
   static std::string mma_type(const Value& dot);
   // The rows' pitch of operand `which` (0: a, 1: b) of the tensor-core dot `dot` in local

@@ -1,12 +1,14 @@
-// Tensor-core dot operands staged as 16-bit values (dialects with mma_16bit_staging: CUDA C).
+// Tensor-core dot operands staged in their own type (dialects with mma_async_staging: CUDA C).
 //
-// In: a float16 or bfloat16 dot operand that pitched_operand() (emitter_work_group_dot.cpp)
-// stages in shared memory. Out: the C that fills its array with the operand's own 16-bit values,
-// rows `pitch` elements apart, read back by ldmatrix (or, off tensor cores, converted to float).
+// In: a float16, bfloat16 or float32 dot operand that pitched_operand()
+// (emitter_work_group_dot.cpp) or a pipelined k loop (emitter_pipeline.cpp) stages in shared
+// memory. Out: the C that fills its array with the operand's own values (16-bit ones as their
+// bits), rows `pitch` elements apart, read back by ldmatrix or as TF32 fragments (or, off tensor
+// cores, as floats).
 //
 // A block loaded whole from a tensor, where the block is in bounds, its rows are contiguous in
-// memory and start 16 bytes apart from a 16-byte-aligned element, is copied 8 elements (16
-// bytes) a thread at a time by cp.async, with no trip through registers and no conversion.
+// memory and start 16 bytes apart from a 16-byte-aligned element, is copied 16 bytes (8 16-bit
+// elements, 4 floats) a thread at a time by cp.async, with no trip through registers.
 // Everything else (partial blocks, strided rows, computed operands) is converted element by
 // element, rounded to nearest even. The copies are identical in value: a loaded float16 held as
 // float converts back to its own bits.
@@ -62,15 +64,22 @@ int degree_in(const Expr& e, const std::set<std::string>& names) {
 
 }  // namespace
 
-std::string Emitter::staged_type(DType dtype) { return dtype == DType::float16 ? "half" : "ushort"; }
+std::string Emitter::staged_type(DType dtype) {
+  if (dtype == DType::float32) return "float";
+  return dtype == DType::float16 ? "half" : "ushort";
+}
+
+int Emitter::staged_size(DType dtype) { return dtype == DType::float32 ? 4 : 2; }
 
 std::string Emitter::staged_store(DType dtype, const std::string& array, const std::string& at,
                                   const std::string& value) {
+  if (dtype == DType::float32) return array + "[" + at + "] = (float)(" + value + ");";
   if (dtype == DType::float16) return "vstore_half_rte((float)(" + value + "), " + at + ", " + array + ");";
   return array + "[" + at + "] = nt_float_to_bf16((float)(" + value + "));";
 }
 
 std::string Emitter::staged_load(DType dtype, const std::string& array, const std::string& at) {
+  if (dtype == DType::float32) return array + "[" + at + "]";
   if (dtype == DType::float16) return "vload_half(" + at + ", " + array + ")";
   return "nt_bf16_to_float(" + array + "[" + at + "])";
 }
@@ -88,9 +97,10 @@ std::string Emitter::async_rows_test(const Value& load, const lower::TensorAcces
     return "(" + c(simplify(a.offset_at({Expr(row), Expr(column)}), env_)) + ")";
   };
   const std::string origin = offset(0, 0), ptr = "nt_p" + std::to_string(load->param);
-  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % 8 == 0 && (" +
-         c(simplify(shape[1], env_)) + ") % 8 == 0 && (" + pitch + ") % 8 == 0 && ((ulong)(" + ptr + " + " +
-         origin + ") & 15) == 0";
+  const std::string chunk = std::to_string(16 / staged_size(load->type.dtype));  // elements a copy
+  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % " + chunk +
+         " == 0 && (" + c(simplify(shape[1], env_)) + ") % " + chunk + " == 0 && (" + pitch + ") % " + chunk +
+         " == 0 && ((ulong)(" + ptr + " + " + origin + ") & 15) == 0";
 }
 
 void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
@@ -98,12 +108,12 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   const std::vector<Expr>& shape = load->type.shape;
   const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  const std::string chunk = fresh("nt_chunk");
+  const std::string chunk = fresh("nt_chunk"), width = std::to_string(16 / staged_size(load->type.dtype));
   loaded_params_.insert(load->param);
-  open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / 8); " + chunk +
-       " += NT_WORK_ITEMS)");
-  line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / 8), " + j->name + " = " + chunk +
-        " % ((" + columns + ") / 8) * 8;");
+  open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " + width + "); " +
+       chunk + " += NT_WORK_ITEMS)");
+  line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / " + width + "), " + j->name + " = " +
+        chunk + " % ((" + columns + ") / " + width + ") * " + width + ";");
   line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();

@@ -1,4 +1,4 @@
-// k loops whose tensor-core operands are loaded ahead (dialects with mma_16bit_staging: CUDA C).
+// k loops whose tensor-core operands are loaded ahead (dialects with mma_async_staging: CUDA C).
 //
 // In: a For statement whose body multiplies, on tensor cores, blocks loaded at the loop's index
 // (a matmul's `dot(input[k], other[k])`, attention's blocks of k and v) and writes no tensor.
@@ -52,7 +52,7 @@ bool writes_memory(const StmtList& body) {
 
 std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop) {
   std::vector<PipelinedOperand> operands;
-  if (!group_ || serial_ || !d_.mma_16bit_staging || mma_shapes_.empty()) return operands;
+  if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return operands;
   if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;
   if (writes_memory(loop->body)) return operands;
   // The dots of the body's own statements (not of nested loops or branches: those run a
@@ -99,7 +99,7 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
                  padded = add(load->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
       o.slot = c(simplify(rows, env_)) + " * (" + o.pitch + ")";
       declare_local(staged_type(load->type.dtype), o.array, "NT_STAGES * " + o.slot,
-                    mul(mul(var(kStagesSymbol), mul(rows, padded)), int64_t{2}));
+                    mul(mul(var(kStagesSymbol), mul(rows, padded)), int64_t{staged_size(load->type.dtype)}));
       operands.push_back(std::move(o));
     }
   }

@@ -13,10 +13,13 @@
 //     16 steps of k at a time through PTX's mma.sync.m16n8k16 with float accumulators, each warp
 //     loading its operand fragments from local memory. Both sum exact products in float, in
 //     different orders; the mma path rounds its operands to 16 bits (computed float16 values are
-//     held unrounded in float elsewhere).
-// Dialects with mma_16bit_staging (CUDA C) stage such operands as 16-bit values instead of
-// floats (emitter_mma_staging.cpp: half the shared memory, copied by cp.async where whole rows
-// are contiguous) and load the mma fragments with ldmatrix.
+//     held unrounded in float elsewhere). float32 operands of dots that ask for TF32
+//     (DotPrecision, Triton's input_precision) go 8 steps of k at a time through
+//     mma.sync.m16n8k8 on TF32 values (rounded to nearest, ties away), or, for "tf32x3", three
+//     of them: high parts times high, high times low, low times high.
+// Dialects with mma_async_staging (CUDA C) stage such operands in their own type instead of
+// floats (emitter_mma_staging.cpp: 16-bit ones in half the shared memory; copied by cp.async
+// where whole rows are contiguous) and load 16-bit fragments with ldmatrix.
 #include <functional>
 #include <string>
 
@@ -33,10 +36,15 @@ namespace {
 // 8 floats (mod 32) apart, the eight groups of a warp read pairs of k from distinct banks; with
 // rows of b 4 apart, the four threads of a group read distinct banks. Staged as 16-bit values,
 // rows are an odd number of 16 bytes apart whenever the block's are a multiple of 32: the eight
-// rows an ldmatrix reads at once lie in distinct banks.
+// rows an ldmatrix reads at once lie in distinct banks. TF32 fragments read one float per lane:
+// a's at g pitch + t (rows 4 banks apart), b's at t pitch + g (rows 8 apart).
 constexpr int kPadA = 8;
 constexpr int kPadB = 4;
 constexpr int kPad16 = 8;
+constexpr int kPadTf32A = 4;
+constexpr int kPadTf32B = 8;
+
+bool is_tf32(const std::string& type) { return type == "tf32" || type == "tf32x3"; }
 
 }  // namespace
 
@@ -45,11 +53,16 @@ std::string Emitter::mma_type(const Value& dot) {
   if (a != b) return "";
   if (a == DType::float16) return "f16";
   if (a == DType::bfloat16) return "bf16";
+  if (a == DType::float32 && dot->op == static_cast<int>(DotPrecision::Tf32)) return "tf32";
+  if (a == DType::float32 && dot->op == static_cast<int>(DotPrecision::Tf32x3)) return "tf32x3";
   return "";
 }
 
 std::string Emitter::operand_pitch(const Value& dot, int which, int& pad) {
-  pad = d_.mma_16bit_staging ? kPad16 : (which == 0 ? kPadA : kPadB);
+  if (is_tf32(mma_type(dot)))
+    pad = which == 0 ? kPadTf32A : kPadTf32B;
+  else
+    pad = d_.mma_async_staging ? kPad16 : (which == 0 ? kPadA : kPadB);
   const std::string n = std::to_string(tile_layout(dot->type.shape));
   const std::string columns = c(simplify(dot->operands[which]->type.shape[1], env_));
   return "NT_MMA" + n + " ? " + columns + " + " + std::to_string(pad) + " : " + columns;
@@ -69,19 +82,19 @@ void Emitter::collect_mma_shapes() {
 }
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                                     std::string& used_pitch, bool& bits16) {
+                                     std::string& used_pitch, bool& native) {
   if (auto staged = staged_operands_.find(v.get()); staged != staged_operands_.end()) {
     used_pitch = staged->second.second;  // loaded ahead by its k loop (emitter_pipeline.cpp)
-    bits16 = true;
+    native = true;
     return staged->second.first;
   }
   std::string found = held_array(v, dtype);
   used_pitch = c(simplify(v->type.shape[1], env_));
-  bits16 = false;
+  native = false;
   if (!found.empty()) return found;
   std::string name = fresh("nt_op");
-  bits16 = d_.mma_16bit_staging;
-  std::string ct = bits16 ? staged_type(v->type.dtype) : compute_type(dtype);
+  native = d_.mma_async_staging;
+  std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
   array_size(v->type.shape, "a dot operand");  // the sizes must be known at build time
   used_pitch = pitch;
   // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
@@ -89,15 +102,15 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
              padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
   declare_local(ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
-                mul(mul(rows, padded), static_cast<int64_t>(bits16 ? 2 : c_size(ct))),
+                mul(mul(rows, padded), static_cast<int64_t>(native ? staged_size(v->type.dtype) : c_size(ct))),
                 " __attribute__((aligned(8)))");
   barrier();
   auto copy = [&](const std::vector<Expr>& i) {
     const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
-    line_(bits16 ? staged_store(v->type.dtype, name, at, elem(v, i))
+    line_(native ? staged_store(v->type.dtype, name, at, elem(v, i))
                  : name + "[" + at + "] = (" + ct + ")(" + elem(v, i) + ");");
   };
-  if (bits16)
+  if (native)
     nest(v->type.shape, {v}, nullptr, copy, false, [&] { copy_staged_rows(v, name, pitch, copy); });
   else
     nest(v->type.shape, {v}, nullptr, copy);
@@ -117,7 +130,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const std::string mma = mma_shapes_.count(shape_key(v->type.shape)) ? mma_type(v) : "";
   std::string A, B, pitch_a = K, pitch_b = N;
   bool pairs = false;  // a's rows in local memory padded and aligned: even k starts a float pair
-  bool a16 = false, b16 = false;  // staged as 16-bit values (pitched_operand())
+  bool a16 = false, b16 = false;  // staged in their own type (pitched_operand())
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
@@ -165,8 +178,11 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   }
   if (!mma.empty()) {
     line_("#ifdef NT_MMA_SYNC");
-    open("if (NT_MMA" + n + " && (" + K + ") % 16 == 0)");
-    emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16);
+    open("if (NT_MMA" + n + " && (" + K + ") % " + (is_tf32(mma) ? "8" : "16") + " == 0)");
+    if (is_tf32(mma))
+      emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, pitch_a, pitch_b);
+    else
+      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16);
     close("} else");
     line_("#endif");
   }
@@ -270,6 +286,60 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
   line_(step + "(" + acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc +
         "[nt_s + NT_C" + n + " + 1], nt_fa[nt_i], nt_fb[nt_j]);");
+  close();
+  close();
+  close();
+}
+
+void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
+                              const std::string& acc, const std::string& A, const std::string& B,
+                              const std::string& K, const std::string& pitch_a, const std::string& pitch_b) {
+  const std::string n = std::to_string(layout);
+  const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
+  line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
+  line_("NT_UNROLL");
+  open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 8)");
+  line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
+  if (x3) line_("uint nt_la[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_lb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
+  // A float as TF32 (and, for tf32x3, the TF32 of what that leaves).
+  auto split = [&](const std::string& x, const std::string& high, const std::string& low) {
+    if (!x3) {
+      line_(high + " = nt_tf32(" + x + ");");
+      return;
+    }
+    line_("{ const float nt_x = " + x + "; " + high + " = nt_tf32(nt_x); " + low + " = nt_tf32(nt_x - as_float(" +
+          high + ")); }");
+  };
+  // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns t and t + 4.
+  line_("NT_UNROLL");
+  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa + " + nt_k0 + nt_t, nt_q = nt_p + 8 * " +
+        pa + ";");
+  const char* at[4] = {"nt_p", "nt_q", "nt_p + 4", "nt_q + 4"};
+  for (int r = 0; r < 4; ++r) {
+    const std::string slot = "[nt_i][" + std::to_string(r) + "]";
+    split(A + "[" + at[r] + "]", "nt_fa" + slot, "nt_la" + slot);
+  }
+  close();
+  // b's fragment of the warp's j-th 8 columns: column g, rows t and t + 4.
+  line_("NT_UNROLL");
+  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+  line_("const long nt_p = (nt_k0 + nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
+  split(B + "[nt_p]", "nt_fb[nt_j][0]", "nt_lb[nt_j][0]");
+  split(B + "[nt_p + 4 * " + pb + "]", "nt_fb[nt_j][1]", "nt_lb[nt_j][1]");
+  close();
+  line_("NT_UNROLL");
+  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  line_("NT_UNROLL");
+  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+  line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
+  const std::string slots = acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc +
+                            "[nt_s + NT_C" + n + " + 1]";
+  if (x3) {  // the small products first
+    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_la[nt_i], nt_fb[nt_j]);");
+    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_lb[nt_j]);");
+  }
+  line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);");
   close();
   close();
   close();

@@ -15,6 +15,16 @@ inline uint nt_pack_bf16x2(float lo, float hi) {
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
+inline uint nt_tf32(float x) {
+  uint r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+#define NT_MMA_M16N8K8_tf32(d0, d1, d2, d3, a, b)                                                         \
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+      "{%0, %1, %2, %3};"                                                                                  \
+      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)                                                             \
+      : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]), "r"((b)[1]))
 #define NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)                                                       \
   asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
       "{%0, %1, %2, %3};"                                                                                \
@@ -63,6 +73,8 @@ const char* const kMmaProbe = R"CL(__kernel void nt_mma_probe(__global float* x)
   float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
   NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b);
   NT_MMA_M16N8K16_bf16(d0, d1, d2, d3, a, b);
+  a[0] = nt_tf32(x[i]);
+  NT_MMA_M16N8K8_tf32(d0, d1, d2, d3, a, b);
   x[i] = d0 + d1 + d2 + d3;
 }
 )CL";

@@ -6,8 +6,10 @@
 //   nt_pack_f16x2(lo, hi), nt_pack_bf16x2(lo, hi)  two floats rounded to a pair of 16-bit
 //                                                   floats, lo in the low half;
 //   NT_MMA_M16N8K16_f16(d0, d1, d2, d3, a, b)       d += a b for one warp: a the uint[4] and b the
-//   NT_MMA_M16N8K16_bf16(...)                        uint[2] fragments, d0..d3 float lvalues.
-// kMmaStagingHelpers (dialects with mma_16bit_staging: CUDA C, where shared-memory addresses
+//   NT_MMA_M16N8K16_bf16(...)                        uint[2] fragments, d0..d3 float lvalues;
+//   nt_tf32(x)                                      a float rounded to TF32 (nearest, ties away);
+//   NT_MMA_M16N8K8_tf32(d0, d1, d2, d3, a, b)       the same for TF32 operands, 8 steps of k.
+// kMmaStagingHelpers (dialects with mma_async_staging: CUDA C, where shared-memory addresses
 // have a name) moves 16-bit operands without converting them:
 //   nt_cp_async16(shared, global)                 16 bytes copied asynchronously (cp.async.cg);
 //   NT_CP_ASYNC_COMMIT()                           this thread's copies since the last commit

@@ -177,7 +177,7 @@ const Dialect& cuda_dialect() {
       .if_unrolls = "#if 1",
       .header = kCudaHeader,
       .work_item_form = false,
-      .mma_16bit_staging = true,
+      .mma_async_staging = true,
   };
   return dialect;
 }
