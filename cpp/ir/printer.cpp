@@ -112,20 +112,22 @@ std::string to_string(const Value& v) {
 }
 
 std::string to_string(const StmtList& stmts, int indent) {
+  // Integers are appended as std::to_string, not streamed: on the lent GPU machine the module's
+  // ostream number formatting crashed once torch had been imported.
   std::ostringstream os;
   std::string pad(indent * 2, ' ');
   for (const Stmt& s : stmts) {
     switch (s->kind) {
       case StmtKind::Let:
-        os << pad << "%let" << s->id << ": " << type_string(s->value->type) << " = " << to_string(s->value)
+        os << pad << "%let" + std::to_string(s->id) << ": " << type_string(s->value->type) << " = " << to_string(s->value)
            << "\n";
         break;
       case StmtKind::DeclareLocal:
-        os << pad << "local %local" << s->id << ": " << type_string(s->value->type) << " = "
+        os << pad << "local %local" + std::to_string(s->id) << ": " << type_string(s->value->type) << " = "
            << to_string(s->value) << "\n";
         break;
       case StmtKind::Assign:
-        os << pad << "%local" << s->id << " = " << to_string(s->value) << "\n";
+        os << pad << "%local" + std::to_string(s->id) << " = " << to_string(s->value) << "\n";
         break;
       case StmtKind::StorePointer:
       case StmtKind::AtomicAdd:
@@ -133,11 +135,11 @@ std::string to_string(const StmtList& stmts, int indent) {
            << list(s->indices) << ")\n";
         break;
       case StmtKind::Store:
-        os << pad << "store param" << s->param << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
+        os << pad << "store param" + std::to_string(s->param) << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
            << " = " << to_string(s->value) << "\n";
         break;
       case StmtKind::StoreAt:
-        os << pad << "store_at param" << s->param << "[" << list(s->indices) << "] = " << to_string(s->value)
+        os << pad << "store_at param" + std::to_string(s->param) << "[" << list(s->indices) << "] = " << to_string(s->value)
            << "\n";
         break;
       case StmtKind::For:
@@ -146,7 +148,7 @@ std::string to_string(const StmtList& stmts, int indent) {
            << to_string(s->body, indent + 1);
         break;
       case StmtKind::Atomic:
-        os << pad << "%let" << s->id << " = atomic" << s->op << "(param" << s->param << ", "
+        os << pad << "%let" + std::to_string(s->id) << " = atomic" + std::to_string(s->op) + "(param" + std::to_string(s->param) + ", "
            << list(s->indices) << ")\n";
         break;
       case StmtKind::Print:
@@ -169,7 +171,7 @@ std::string to_string(const Kernel& kernel) {
   os << "kernel " << kernel.name << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param& p = kernel.params[i];
-    os << (i ? ", " : "") << "param" << i << " " << p.name << ": " << dtype_name(p.dtype);
+    os << (i ? ", " : "") << "param" + std::to_string(i) + " " << p.name << ": " << dtype_name(p.dtype);
     if (p.scalar)
       os << (p.constexpr_ ? " constexpr" : " scalar");
     else
