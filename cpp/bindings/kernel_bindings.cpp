@@ -208,7 +208,9 @@ void bind_kernel(py::module_& m) {
       "block_dot",
       [](const py::object& a, const py::object& b, const std::string& precision) {
         static const std::map<std::string, ir::DotPrecision> precisions = {
-            {"ieee", ir::DotPrecision::Ieee}, {"tf32", ir::DotPrecision::Tf32}, {"tf32x3", ir::DotPrecision::Tf32x3}};
+            {"ieee", ir::DotPrecision::Ieee},
+            {"tf32", ir::DotPrecision::Tf32},
+            {"tf32x3", ir::DotPrecision::Tf32x3}};
         return Block{ir::dot(to_value(a), to_value(b), lookup(precisions, precision, "input_precision"))};
       },
       py::arg("a"), py::arg("b"), py::arg("input_precision") = "ieee");

@@ -81,7 +81,8 @@ std::string to_string(const Value& v) {
     case ValueKind::ProgramId:
       return "program_id(" + std::to_string(v->axis) + ")";
     case ValueKind::Dot:
-      if (v->op == static_cast<int>(DotPrecision::Tf32)) return "dot(" + list(ops) + ", input_precision=\"tf32\")";
+      if (v->op == static_cast<int>(DotPrecision::Tf32))
+        return "dot(" + list(ops) + ", input_precision=\"tf32\")";
       if (v->op == static_cast<int>(DotPrecision::Tf32x3))
         return "dot(" + list(ops) + ", input_precision=\"tf32x3\")";
       return "dot(" + list(ops) + ")";
@@ -119,8 +120,8 @@ std::string to_string(const StmtList& stmts, int indent) {
   for (const Stmt& s : stmts) {
     switch (s->kind) {
       case StmtKind::Let:
-        os << pad << "%let" + std::to_string(s->id) << ": " << type_string(s->value->type) << " = " << to_string(s->value)
-           << "\n";
+        os << pad << "%let" + std::to_string(s->id) << ": " << type_string(s->value->type) << " = "
+           << to_string(s->value) << "\n";
         break;
       case StmtKind::DeclareLocal:
         os << pad << "local %local" + std::to_string(s->id) << ": " << type_string(s->value->type) << " = "
@@ -135,12 +136,13 @@ std::string to_string(const StmtList& stmts, int indent) {
            << list(s->indices) << ")\n";
         break;
       case StmtKind::Store:
-        os << pad << "store param" + std::to_string(s->param) << (s->indices.empty() ? "" : "[" + list(s->indices) + "]")
-           << " = " << to_string(s->value) << "\n";
+        os << pad << "store param" + std::to_string(s->param)
+           << (s->indices.empty() ? "" : "[" + list(s->indices) + "]") << " = " << to_string(s->value)
+           << "\n";
         break;
       case StmtKind::StoreAt:
-        os << pad << "store_at param" + std::to_string(s->param) << "[" << list(s->indices) << "] = " << to_string(s->value)
-           << "\n";
+        os << pad << "store_at param" + std::to_string(s->param) << "[" << list(s->indices)
+           << "] = " << to_string(s->value) << "\n";
         break;
       case StmtKind::For:
         os << pad << "for " << s->var << " in range(" << to_string(s->start) << ", " << to_string(s->stop)
@@ -148,7 +150,8 @@ std::string to_string(const StmtList& stmts, int indent) {
            << to_string(s->body, indent + 1);
         break;
       case StmtKind::Atomic:
-        os << pad << "%let" + std::to_string(s->id) << " = atomic" + std::to_string(s->op) + "(param" + std::to_string(s->param) + ", "
+        os << pad << "%let" + std::to_string(s->id)
+           << " = atomic" + std::to_string(s->op) + "(param" + std::to_string(s->param) + ", "
            << list(s->indices) << ")\n";
         break;
       case StmtKind::Print:

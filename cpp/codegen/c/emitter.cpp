@@ -104,9 +104,11 @@ KernelSource Emitter::run() {
   if (group_ && !mma_shapes_.empty()) {
     src << "#ifdef NT_MMA_SYNC\n" << respell(kMmaHelpers, d_);
     if (d_.mma_async_staging)
-      src << respell(kMmaStagingHelpers, d_) << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
+      src << respell(kMmaStagingHelpers, d_)
+          << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
-    if (pipelined_) src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
+    if (pipelined_)
+      src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
   }
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";

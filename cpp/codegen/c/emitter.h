@@ -325,11 +325,15 @@ class Emitter : public EmitContext {
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
                       bool pairs, bool a16, bool b16);
+  // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `n` (an mma one): `body` with the
+  // tile's four accumulator slots of `acc`, as the mma macros take them.
+  void each_mma_tile(const std::string& n, const std::string& acc,
+                     const std::function<void(const std::string& slots)>& body);
   // The k loop of a TF32 dot (float32 operands, DotPrecision Tf32; `x3`: Tf32x3) on tensor cores,
   // its fragments read as floats from `A` and `B` (rows `pitch_a`, `pitch_b` apart).
-  void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty, const std::string& acc,
-                       const std::string& A, const std::string& B, const std::string& K,
-                       const std::string& pitch_a, const std::string& pitch_b);
+  void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
+                       const std::string& acc, const std::string& A, const std::string& B,
+                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
   // Tensor-core operands staged in their own type (emitter_mma_staging.cpp). The C type of a
   // staged float16, bfloat16 or float32 element and its size; a statement storing the
   // compute-type `value` at `at` of `array` (16-bit types rounded to nearest even); a staged
@@ -423,7 +427,7 @@ class Emitter : public EmitContext {
                        const std::function<void(const std::vector<Expr>&)>& copy);
   // pitched_operand(): operands a pipelined k loop has staged already (the iteration's slot).
   std::map<const ir::ValueNode*, std::pair<std::string, std::string>> staged_operands_;  // array, pitch
-  bool pipelined_ = false;  // a k loop loads ahead: the source defines NT_STAGES
+  bool pipelined_ = false;        // a k loop loads ahead: the source defines NT_STAGES
   bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension
   // (offset R(m) + C(k), R dividing m: an implicit GEMM's output positions), packed

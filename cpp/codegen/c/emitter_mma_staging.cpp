@@ -84,10 +84,11 @@ std::string Emitter::staged_load(DType dtype, const std::string& array, const st
   return "nt_bf16_to_float(" + array + "[" + at + "])";
 }
 
-std::string Emitter::async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch) {
+std::string Emitter::async_rows_test(const Value& load, const lower::TensorAccess& a,
+                                     const std::string& pitch) {
   const std::vector<Expr>& shape = load->type.shape;
-  if (load->kind != ValueKind::Load || shape.size() != 2 || k_.params[load->param].dtype != load->type.dtype ||
-      a.never || !a.per_element.empty())
+  if (load->kind != ValueKind::Load || shape.size() != 2 ||
+      k_.params[load->param].dtype != load->type.dtype || a.never || !a.per_element.empty())
     return "";
   // Rows are copied as runs only where the element offset is affine in the block's row i and
   // column j: then its steps along either are the same everywhere, read at (0, 0).
@@ -98,9 +99,9 @@ std::string Emitter::async_rows_test(const Value& load, const lower::TensorAcces
   };
   const std::string origin = offset(0, 0), ptr = "nt_p" + std::to_string(load->param);
   const std::string chunk = std::to_string(16 / staged_size(load->type.dtype));  // elements a copy
-  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % " + chunk +
-         " == 0 && (" + c(simplify(shape[1], env_)) + ") % " + chunk + " == 0 && (" + pitch + ") % " + chunk +
-         " == 0 && ((ulong)(" + ptr + " + " + origin + ") & 15) == 0";
+  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % " +
+         chunk + " == 0 && (" + c(simplify(shape[1], env_)) + ") % " + chunk + " == 0 && (" + pitch + ") % " +
+         chunk + " == 0 && ((ulong)(" + ptr + " + " + origin + ") & 15) == 0";
 }
 
 void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
@@ -110,10 +111,10 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   const std::string chunk = fresh("nt_chunk"), width = std::to_string(16 / staged_size(load->type.dtype));
   loaded_params_.insert(load->param);
-  open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " + width + "); " +
-       chunk + " += NT_WORK_ITEMS)");
-  line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / " + width + "), " + j->name + " = " +
-        chunk + " % ((" + columns + ") / " + width + ") * " + width + ";");
+  open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " + width +
+       "); " + chunk + " += NT_WORK_ITEMS)");
+  line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / " + width + "), " + j->name +
+        " = " + chunk + " % ((" + columns + ") / " + width + ") * " + width + ";");
   line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
@@ -162,8 +163,8 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
        columns + "); " + element + " += NT_WORK_ITEMS)");
-  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = " + element + " % (" +
-        columns + ");");
+  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = " + element +
+        " % (" + columns + ");");
   const bool was_fast = fast_;
   fast_ = false;
   const std::string mask = mask_of(a, {i, j});

@@ -68,7 +68,8 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
   } visitor;
   visitor.found = &dots;
   for (const Stmt& s : loop->body) {
-    if ((s->kind == StmtKind::Let || s->kind == StmtKind::Assign || s->kind == StmtKind::DeclareLocal) && s->value)
+    if ((s->kind == StmtKind::Let || s->kind == StmtKind::Assign || s->kind == StmtKind::DeclareLocal) &&
+        s->value)
       visitor.visit(s->value);
   }
   std::set<const ValueNode*> seen;

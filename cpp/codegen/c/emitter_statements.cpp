@@ -292,8 +292,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
     it = fresh("nt_it");
     line_("long " + it + " = 0;");
   }
-  open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step + (it.empty() ? "" : ", ++" + it) +
-       ")");
+  open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step +
+       (it.empty() ? "" : ", ++" + it) + ")");
   if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant &&
       s->stop->kind == ValueKind::Constant) {
     env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
@@ -308,7 +308,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
     line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
     barrier();
     for (const PipelinedOperand& o : ahead)
-      staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))", o.pitch};
+      staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))",
+                                        o.pitch};
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;

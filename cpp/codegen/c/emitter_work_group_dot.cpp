@@ -101,9 +101,10 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   const Expr rows = v->type.shape[0],
              padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  declare_local(ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
-                mul(mul(rows, padded), static_cast<int64_t>(native ? staged_size(v->type.dtype) : c_size(ct))),
-                " __attribute__((aligned(8)))");
+  declare_local(
+      ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
+      mul(mul(rows, padded), static_cast<int64_t>(native ? staged_size(v->type.dtype) : c_size(ct))),
+      " __attribute__((aligned(8)))");
   barrier();
   auto copy = [&](const std::vector<Expr>& i) {
     const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
@@ -129,7 +130,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const std::string n = std::to_string(layout);
   const std::string mma = mma_shapes_.count(shape_key(v->type.shape)) ? mma_type(v) : "";
   std::string A, B, pitch_a = K, pitch_b = N;
-  bool pairs = false;  // a's rows in local memory padded and aligned: even k starts a float pair
+  bool pairs = false;             // a's rows in local memory padded and aligned: even k starts a float pair
   bool a16 = false, b16 = false;  // staged in their own type (pitched_operand())
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
@@ -238,22 +239,22 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   if (a16) {
     // Lane l names row l % 16 of the tile, from column 8 (l / 16): the four 8 x 8 matrices are
     // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
-    line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + (NT_ROW" + n + "(" + ty + ", 2 * nt_i) - nt_g + nt_l % 16) * " +
-          pa + " + nt_k0 + nt_l / 16 * 8);");
+    line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + (NT_ROW" + n + "(" + ty +
+          ", 2 * nt_i) - nt_g + nt_l % 16) * " + pa + " + nt_k0 + nt_l / 16 * 8);");
   }
   if (!a16) {
-  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
-        " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
-  const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
-  for (int r = 0; r < 4; ++r) {
-    std::string x = std::string(at[r]), to = "nt_fa[nt_i][" + std::to_string(r) + "] = " + pack;
-    if (pairs) {  // one 64-bit load: a half-warp's 16 lanes read 32 distinct banks
-      line_("{ const float2 nt_e = *(" + std::string(d_.local_pointer) + "const float2*)(" + A + " + " + x +
-            "); " + to + "(nt_e.x, nt_e.y); }");
-    } else {
-      line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");
+    line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
+          " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
+    const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
+    for (int r = 0; r < 4; ++r) {
+      std::string x = std::string(at[r]), to = "nt_fa[nt_i][" + std::to_string(r) + "] = " + pack;
+      if (pairs) {  // one 64-bit load: a half-warp's 16 lanes read 32 distinct banks
+        line_("{ const float2 nt_e = *(" + std::string(d_.local_pointer) + "const float2*)(" + A + " + " + x +
+              "); " + to + "(nt_e.x, nt_e.y); }");
+      } else {
+        line_(to + "(" + A + "[" + x + "], " + A + "[" + x + " + 1]);");
+      }
     }
-  }
   }
   close();
   // b's fragment of the warp's j-th 8 columns: column g, rows 2 t, 2 t + 1 and + 8.
@@ -266,8 +267,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
           " + 8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)));");
     close("} else {");
     ++indent_;
-    line_("nt_ldmatrix_x2_trans(nt_fb[nt_j], " + B + " + (nt_k0 + nt_l % 16) * " + pb + " + 8 * (nt_wn + NT_WN" +
-          n + " * nt_j));");
+    line_("nt_ldmatrix_x2_trans(nt_fb[nt_j], " + B + " + (nt_k0 + nt_l % 16) * " + pb +
+          " + 8 * (nt_wn + NT_WN" + n + " * nt_j));");
     close();
     close();
   } else {
@@ -275,18 +276,25 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
     line_("const long nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
     line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + " + pb + "]);");
-    line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb + "]);");
+    line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb +
+          "]);");
     close();
   }
+  each_mma_tile(
+      n, acc, [&](const std::string& slots) { line_(step + "(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);"); });
+  close();
+}
+
+void Emitter::each_mma_tile(const std::string& n, const std::string& acc,
+                            const std::function<void(const std::string& slots)>& body) {
   // The accumulators of tile (i, j): slots (2 i, 2 j), (2 i, 2 j + 1), (2 i + 1, 2 j), (2 i + 1, 2 j + 1).
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
   line_("NT_UNROLL");
   open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
   line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
-  line_(step + "(" + acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc +
-        "[nt_s + NT_C" + n + " + 1], nt_fa[nt_i], nt_fb[nt_j]);");
-  close();
+  body(acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc + "[nt_s + NT_C" + n +
+       " + 1]");
   close();
   close();
 }
@@ -307,14 +315,14 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
       line_(high + " = nt_tf32(" + x + ");");
       return;
     }
-    line_("{ const float nt_x = " + x + "; " + high + " = nt_tf32(nt_x); " + low + " = nt_tf32(nt_x - as_float(" +
-          high + ")); }");
+    line_("{ const float nt_x = " + x + "; " + high + " = nt_tf32(nt_x); " + low +
+          " = nt_tf32(nt_x - as_float(" + high + ")); }");
   };
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns t and t + 4.
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa + " + nt_k0 + nt_t, nt_q = nt_p + 8 * " +
-        pa + ";");
+  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
+        " + nt_k0 + nt_t, nt_q = nt_p + 8 * " + pa + ";");
   const char* at[4] = {"nt_p", "nt_q", "nt_p + 4", "nt_q + 4"};
   for (int r = 0; r < 4; ++r) {
     const std::string slot = "[nt_i][" + std::to_string(r) + "]";
@@ -328,20 +336,13 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
   split(B + "[nt_p]", "nt_fb[nt_j][0]", "nt_lb[nt_j][0]");
   split(B + "[nt_p + 4 * " + pb + "]", "nt_fb[nt_j][1]", "nt_lb[nt_j][1]");
   close();
-  line_("NT_UNROLL");
-  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  line_("NT_UNROLL");
-  open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
-  line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
-  const std::string slots = acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc +
-                            "[nt_s + NT_C" + n + " + 1]";
-  if (x3) {  // the small products first
-    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_la[nt_i], nt_fb[nt_j]);");
-    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_lb[nt_j]);");
-  }
-  line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);");
-  close();
-  close();
+  each_mma_tile(n, acc, [&](const std::string& slots) {
+    if (x3) {  // the small products first
+      line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_la[nt_i], nt_fb[nt_j]);");
+      line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_lb[nt_j]);");
+    }
+    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);");
+  });
   close();
 }
 
