@@ -1,6 +1,7 @@
 #include "runtime/program.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -45,6 +46,12 @@ ClProgram build_program(const Device& device, const std::string& source, const s
                      build_log(device, program.get()));
   }
   check(status, "clBuildProgram");
+  // The log of a build that succeeded (its warnings) only where NINETOOTHED_DEBUG asks for it.
+  if (const char* debug = std::getenv("NINETOOTHED_DEBUG"); debug && *debug && std::string(debug) != "0") {
+    if (std::string log = build_log(device, program.get()); !log.empty())
+      std::fprintf(stderr, "[ninetoothed] OpenCL build log (options '%s'):\n%s\n", options.c_str(),
+                   log.c_str());
+  }
   return program;
 }
 

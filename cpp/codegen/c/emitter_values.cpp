@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -288,9 +289,31 @@ std::string Emitter::unary_c(UnaryFn fn, const std::string& x, DType dtype) {
   return std::string(unary_fn_name(fn)) + "(" + arg + ")";
 }
 
+namespace {
+
+// The value of a C integer literal, as the emitter writes them (`16`, `((int)(16))`, `-3L`); nothing
+// for anything else.
+std::optional<long long> integer_literal(const std::string& c) {
+  static const std::regex literal(
+      R"(^[(\s]*(?:\((?:u?int|u?long|u?short|u?char)\)[(\s]*)?(-?[0-9]+)[LlUu]*[)\s]*$)");
+  std::smatch match;
+  if (!std::regex_match(c, match, literal)) return std::nullopt;
+  try {
+    return std::stoll(match[1].str());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::string Emitter::integer_division(bool remainder, const std::string& a, const std::string& b,
                                       DType operand) {
   std::string t = compute_type(operand);
+  // A literal divisor other than 0 and -1 needs no guard (and a guard of constants is a compiler
+  // warning: "use of logical '||' with constant operand").
+  if (auto d = integer_literal(b); d && *d != 0 && *d != -1)
+    return "((" + a + ")" + (remainder ? " % " : " / ") + "(" + b + "))";
   if (!dtype_is_signed(operand)) {
     return "((" + b + ") == 0 ? " + (remainder ? "(" + t + ")0" : "(" + a + ")") + " : (" + a + ")" +
            (remainder ? " % " : " / ") + "(" + b + "))";

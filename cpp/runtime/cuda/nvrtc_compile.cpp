@@ -1,6 +1,8 @@
 #include "runtime/cuda/nvrtc_compile.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -56,15 +58,25 @@ std::string compile_cuda_image(const std::string& source, const std::string& opt
   for (const std::string& w : words) argv.push_back(w.c_str());
   nvrtcResult status = api.nvrtcCompileProgram(handle.program, static_cast<int>(argv.size()), argv.data());
   ++g_compiles;
-  if (status != 0) {
+  auto build_log = [&] {
     size_t size = 0;
     api.nvrtcGetProgramLogSize(handle.program, &size);
     std::string log(size, '\0');
     if (size) api.nvrtcGetProgramLog(handle.program, log.data());
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+  };
+  if (status != 0) {
+    const std::string log = build_log();
     throw BuildError("CUDA build failed (" + std::string(api.nvrtcGetErrorString(status)) + ") for " +
                      architecture + " with options '" + options + "'; source saved to " +
                      save_failed_source(source, ".cu") + "\nbuild log:\n" + log);
+  }
+  // The log of a build that succeeded (its warnings) only where NINETOOTHED_DEBUG asks for it.
+  if (const char* debug = std::getenv("NINETOOTHED_DEBUG"); debug && *debug && std::string(debug) != "0") {
+    if (const std::string log = build_log(); !log.empty())
+      std::fprintf(stderr, "[ninetoothed] NVRTC build log (%s, options '%s'):\n%s\n", architecture.c_str(),
+                   options.c_str(), log.c_str());
   }
   const bool ptx = architecture.starts_with("compute_");
   size_t size = 0;
