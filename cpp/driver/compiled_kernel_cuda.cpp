@@ -84,8 +84,12 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& lim
   const bool mma = source.work_group_capable && items % kCudaWarp == 0 && limits.compute_capability >= 80;
   // The buffers k loops load tensor-core operands ahead into (codegen/c/emitter_pipeline.cpp):
   // num_stages where make() or tuning gave it, else the default; 1 loads no iteration ahead.
-  int64_t stages = codegen::kDefaultStages;
-  if (auto tuned = meta.find(kNumStagesConfigKey); tuned != meta.end() && tuned->second > 0)
+  // Only sources with such a loop have NT_STAGES, and only tensor-core builds copy ahead (cp.async).
+  bool pipelined = false;
+  for (const Expr& symbol : collect_vars(source.local_bytes))
+    pipelined = pipelined || symbol->name == codegen::kStagesSymbol;
+  int64_t stages = mma ? codegen::kDefaultStages : 1;
+  if (auto tuned = meta.find(kNumStagesConfigKey); mma && tuned != meta.end() && tuned->second > 0)
     stages = tuned->second;
   auto shared_of = [&](size_t n) {
     SymbolMap with_items = values;
@@ -119,7 +123,8 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& lim
   CudaBuild build;
   build.work_items = items;
   build.shared_bytes = static_cast<size_t>(std::max<int64_t>(*shared, 0));
-  build.options = "-DNT_WORK_ITEMS=" + std::to_string(items) + " -DNT_STAGES=" + std::to_string(stages);
+  build.options = "-DNT_WORK_ITEMS=" + std::to_string(items);
+  if (pipelined) build.options += " -DNT_STAGES=" + std::to_string(stages);
   if (mma) build.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
   return build;
 }

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import threading
 import time
 
 from ninetoothed import generation
@@ -38,7 +39,10 @@ class AutoTuner:
         self._benchmark = benchmark if benchmark is not None else _default_benchmark
         namespace = cache_namespace if cache_namespace is not None else f"{_project_key()}_ninetoothed"
         self._cache_dir = generation.CACHE_DIR / "auto_tuning" / namespace
-        self._cache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError:  # an unwritable CACHE_DIR: timings are kept in memory only
+            pass
         self._cache_path = self._cache_dir / f"{_digest(self._keys)}.json"
         self._timings = _read_json(self._cache_path)
         self._candidate_timings = {key: {} for key in self._keys}
@@ -184,7 +188,7 @@ def _read_json(path):
 
 def _write_json(path, data):
     """Written whole or not at all: a temporary file renamed over the old one."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         temporary.write_text(json.dumps(data))
         os.replace(temporary, path)

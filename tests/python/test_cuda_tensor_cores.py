@@ -239,6 +239,24 @@ def test_tf32_precisions(device, shape, monkeypatch):
     assert torch.equal(results["default"], results["tf32"])
 
 
+@pytest.mark.parametrize("device", tf32_devices())
+@pytest.mark.parametrize("precision", ("tf32", "tf32x3"))
+def test_tf32_keeps_infinities(device, precision, monkeypatch):
+    # An infinite operand (or one TF32 rounds up to infinity) gives what float products give, not NaN.
+    torch_device = "cuda" if device == "cuda" else "cpu"
+    a, b = torch.randn(64, 32, device=torch_device), torch.rand(32, 64, device=torch_device) + 0.5
+    a[3, 5], a[7, 0] = float("inf"), -float("inf")
+    a[9, 9] = 3.4028e38  # rounds up to infinity in TF32 (ties away)
+    results = {}
+    for name in (precision, "ieee"):
+        c = torch.full((64, 64), 0.0, device=torch_device)
+        make_f32(PRECISIONS[name])(a, b, c, BM=64, BN=64, BK=32)
+        results[name] = c.cpu()
+    for row in (3, 7):
+        assert torch.equal(results[precision][row], results["ieee"][row])  # all +inf, all -inf
+    assert not results[precision].isnan().any()
+
+
 @cuda
 @pytest.mark.parametrize("stages", (1, 2, 3))
 def test_tf32_matmul_pipelined_on_cuda(stages):

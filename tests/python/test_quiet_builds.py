@@ -74,6 +74,11 @@ x = torch.arange(-500, 501, dtype=torch.int32)
 for application in (t.by_literals, t.by_a_scalar):
     r, q = torch.empty_like(x), torch.empty_like(x)
     t.make(application)(x, 3, r, q, BLOCK=64)
+# A constexpr index in the arrangement: its bounds checks are constants at build time.
+sys.path.insert(0, {tests!r} + "/ops")
+from corpus import select_copy
+y = torch.randn(5, 70)
+assert torch.equal(select_copy.select_copy(y, 0, 2), y[2])
 print("done")
 """
 

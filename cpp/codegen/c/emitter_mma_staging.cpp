@@ -122,7 +122,10 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
 
 void Emitter::copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
                                const std::function<void(const std::vector<Expr>&)>& copy) {
-  const std::string test = v->kind == ValueKind::Load ? async_rows_test(v, access_of(v), pitch) : "";
+  // Inside a pipelined k loop (staged_operands_), a copy waited for here would wait for the groups
+  // loading later iterations too: element by element there.
+  const std::string test =
+      v->kind == ValueKind::Load && staged_operands_.empty() ? async_rows_test(v, access_of(v), pitch) : "";
   if (test.empty()) {
     loops(v->type.shape, copy);
     return;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -294,15 +295,14 @@ namespace {
 // The value of a C integer literal, as the emitter writes them (`16`, `((int)(16))`, `-3L`); nothing
 // for anything else.
 std::optional<long long> integer_literal(const std::string& c) {
-  static const std::regex literal(
-      R"(^[(\s]*(?:\((?:u?int|u?long|u?short|u?char)\)[(\s]*)?(-?[0-9]+)[LlUu]*[)\s]*$)");
+  // Only `int` and `long` casts, of values an int holds: a narrowing cast (`(char)(256)`) is no
+  // longer the literal's value.
+  static const std::regex literal(R"(^[(\s]*(?:\((?:int|long)\)[(\s]*)?(-?[0-9]{1,10})[Ll]?[)\s]*$)");
   std::smatch match;
   if (!std::regex_match(c, match, literal)) return std::nullopt;
-  try {
-    return std::stoll(match[1].str());
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const long long value = std::stoll(match[1].str());
+  if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+  return value;
 }
 
 }  // namespace

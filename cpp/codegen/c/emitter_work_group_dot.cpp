@@ -315,8 +315,9 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
       line_(high + " = nt_tf32(" + x + ");");
       return;
     }
-    line_("{ const float nt_x = " + x + "; " + high + " = nt_tf32(nt_x); " + low +
-          " = nt_tf32(nt_x - as_float(" + high + ")); }");
+    // An infinite high part (or one rounded up to infinity) has no low part: inf, not NaN.
+    line_("{ const float nt_x = " + x + "; " + high + " = nt_tf32(nt_x); " + low + " = isinf(as_float(" +
+          high + ")) ? 0u : nt_tf32(nt_x - as_float(" + high + ")); }");
   };
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns t and t + 4.
   line_("NT_UNROLL");

@@ -54,6 +54,9 @@ std::string compile_cuda_image(const std::string& source, const std::string& opt
   // The shared preambles enable OpenCL's 64-bit atomics with `#pragma OPENCL EXTENSION`, which
   // CUDA C does not know (and does not need): not a warning worth showing.
   words.push_back("--diag-suppress=161");
+  // Nor are the index variables a nest declares and its body does not read (#177): unused, they
+  // cost nothing.
+  words.push_back("--diag-suppress=177");
   std::vector<const char*> argv;
   for (const std::string& w : words) argv.push_back(w.c_str());
   nvrtcResult status = api.nvrtcCompileProgram(handle.program, static_cast<int>(argv.size()), argv.data());
