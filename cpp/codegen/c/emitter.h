@@ -16,7 +16,8 @@
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
 //   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
-//   emitter_mma_staging.cpp  tensor-core operands staged as 16-bit values (cp.async copies)
+//   emitter_mma_staging.cpp  tensor-core operands staged in their own type (cp.async copies)
+//   emitter_pipeline.cpp     k loops loading tensor-core operands NT_STAGES - 1 iterations ahead
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
 #pragma once
 
@@ -340,11 +341,18 @@ class Emitter : public EmitContext {
   // element as the compute type.
   static std::string staged_type(DType dtype);
   static int staged_size(DType dtype);  // bytes
-  // The type of tensor-core dots with these operands ("f16", "bf16"), or "".
+  // The type of a tensor-core dot ("f16", "bf16", "tf32", "tf32x3": its operands and precision), or "".
   static std::string mma_type(const Value& dot);
   // The rows' pitch of operand `which` (0: a, 1: b) of the tensor-core dot `dot` in local
   // memory, as C, and the padding it adds in the mma layout (`pad`).
   std::string operand_pitch(const Value& dot, int which, int& pad);
+  // Declares the local array `name` of `type` for a dot operand of `shape` with rows `pitch` apart
+  // (padded by `pad` elements in the mma layout), `copies` of it where given (NT_STAGES; counted
+  // in local_bytes by kStagesSymbol); returns one copy's elements, as C.
+  std::string declare_operand_array(const std::string& type, const std::string& name,
+                                    const std::vector<Expr>& shape, const std::string& pitch, int pad,
+                                    int element_bytes, const std::string& copies,
+                                    const std::string& attributes = "");
   static std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                                   const std::string& value);
   static std::string staged_load(DType dtype, const std::string& array, const std::string& at);
@@ -354,10 +362,10 @@ class Emitter : public EmitContext {
   void copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
                         const std::function<void(const std::vector<Expr>&)>& copy);
   // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
-  // emit_async_rows(): its rows contiguous, 16-byte aligned and a multiple of 8 elements long;
+  // emit_async_rows(): its rows contiguous, 16-byte aligned and a multiple of 16 bytes long;
   // "" where its offset is not affine in the element indices.
   std::string async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch);
-  // The cp.async copies of the block (8 elements a thread at a time), not committed.
+  // The cp.async copies of the block (16 bytes a thread at a time), not committed.
   void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
                        const std::string& pitch);
   // The block `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in
@@ -374,11 +382,12 @@ class Emitter : public EmitContext {
   };
   // The operands of `loop` to load ahead, NT_STAGES - 1 iterations early: the loaded blocks
   // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
-  // dialect has no 16-bit staging.
+  // dialect has no asynchronous staging.
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
-  // The copies of the operands' blocks at loop index `index` (a C variable) into slot `slot`.
+  // The copies of the operands' blocks at loop index `index` (C), where it is below `stop`, into
+  // slot `slot`, committed as one cp.async group (empty past the loop's end).
   void stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands, const std::string& index,
-                   const std::string& slot);
+                   const std::string& stop, const std::string& slot);
   // Is the distributed array `name` in the tile layout of `shape`?
   bool aligned_layout(const std::string& name, const std::vector<Expr>& shape);
 

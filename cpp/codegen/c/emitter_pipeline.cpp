@@ -2,7 +2,7 @@
 //
 // In: a For statement whose body multiplies, on tensor cores, blocks loaded at the loop's index
 // (a matmul's `dot(input[k], other[k])`, attention's blocks of k and v) and writes no tensor.
-// Out: that loop with each such operand in NT_STAGES buffers of 16-bit values:
+// Out: that loop with each such operand in NT_STAGES buffers of its own type (16-bit or float):
 //
 //   the copies of iterations 0 .. NT_STAGES - 2 start (one cp.async group each);
 //   for each iteration t:
@@ -90,17 +90,13 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
         }
       }
       if (!indexable || !by_this_loop || !seen.insert(load.get()).second) continue;
-      array_size(load->type.shape, "a dot operand");  // the sizes must be known at build time
       int pad = 0;
       PipelinedOperand o;
       o.load = load;
       o.pitch = operand_pitch(dot, which, pad);
       o.array = fresh("nt_stages");
-      const Expr rows = load->type.shape[0],
-                 padded = add(load->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
-      o.slot = c(simplify(rows, env_)) + " * (" + o.pitch + ")";
-      declare_local(staged_type(load->type.dtype), o.array, "NT_STAGES * " + o.slot,
-                    mul(mul(var(kStagesSymbol), mul(rows, padded)), int64_t{staged_size(load->type.dtype)}));
+      o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.pitch, pad,
+                                     staged_size(load->type.dtype), "NT_STAGES");
       operands.push_back(std::move(o));
     }
   }
@@ -109,10 +105,13 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
 }
 
 void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands,
-                          const std::string& index, const std::string& slot) {
-  // The blocks' accesses at that index: this loop's variable read as `index`.
+                          const std::string& index, const std::string& stop, const std::string& slot) {
+  const std::string ahead = fresh("nt_ahead");
+  line_("const long " + ahead + " = " + index + ";");
+  open("if (" + ahead + " < (long)(" + stop + "))");
+  // The blocks' accesses at that index: this loop's variable read as `ahead`.
   auto saved = loop_vars_;
-  loop_vars_[loop->var] = index;
+  loop_vars_[loop->var] = ahead;
   for (const PipelinedOperand& o : operands) {
     std::vector<Expr> middle;
     for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
@@ -120,6 +119,8 @@ void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>&
     stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.pitch);
   }
   loop_vars_ = saved;
+  close();
+  line_("NT_CP_ASYNC_COMMIT();");  // a group each iteration, empty past the loop's end
 }
 
 }  // namespace nt::codegen

@@ -281,12 +281,7 @@ void Emitter::emit_for_loop(const Stmt& s) {
   if (!ahead.empty()) {
     open("");
     open("for (int nt_stage = 0; nt_stage < NT_STAGES - 1; ++nt_stage)");
-    const std::string index = fresh("nt_ahead");
-    line_("const long " + index + " = " + start + " + nt_stage * " + step + ";");
-    open("if (" + index + " < (long)(" + stop + "))");
-    stage_ahead(s, ahead, index, "nt_stage");
-    close();
-    line_("NT_CP_ASYNC_COMMIT();");
+    stage_ahead(s, ahead, start + " + nt_stage * " + step, stop, "nt_stage");
     close();
     close();
     it = fresh("nt_it");
@@ -299,12 +294,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
     env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
   }
   if (!ahead.empty()) {
-    const std::string index = fresh("nt_ahead");
-    line_("const long " + index + " = " + v + " + (NT_STAGES - 1) * " + step + ";");
-    open("if (" + index + " < (long)(" + stop + "))");
-    stage_ahead(s, ahead, index, "(" + it + " + NT_STAGES - 1) % NT_STAGES");
-    close();
-    line_("NT_CP_ASYNC_COMMIT();");
+    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
+                "(" + it + " + NT_STAGES - 1) % NT_STAGES");
     line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
     barrier();
     for (const PipelinedOperand& o : ahead)

@@ -68,6 +68,20 @@ std::string Emitter::operand_pitch(const Value& dot, int which, int& pad) {
   return "NT_MMA" + n + " ? " + columns + " + " + std::to_string(pad) + " : " + columns;
 }
 
+std::string Emitter::declare_operand_array(const std::string& type, const std::string& name,
+                                           const std::vector<Expr>& shape, const std::string& pitch, int pad,
+                                           int element_bytes, const std::string& copies,
+                                           const std::string& attributes) {
+  array_size(shape, "a dot operand");  // the sizes must be known at build time
+  const std::string one = c(simplify(shape[0], env_)) + " * (" + pitch + ")";
+  // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
+  const Expr padded = add(shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
+  Expr bytes = mul(mul(shape[0], padded), static_cast<int64_t>(element_bytes));
+  if (!copies.empty()) bytes = mul(var(kStagesSymbol), bytes);
+  declare_local(type, name, copies.empty() ? one : copies + " * " + one, bytes, attributes);
+  return one;
+}
+
 void Emitter::collect_mma_shapes() {
   struct Dots : IRVisitor {
     using IRVisitor::visit;
@@ -95,16 +109,10 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   std::string name = fresh("nt_op");
   native = d_.mma_async_staging;
   std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
-  array_size(v->type.shape, "a dot operand");  // the sizes must be known at build time
   used_pitch = pitch;
-  // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
-  const Expr rows = v->type.shape[0],
-             padded = add(v->type.shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  declare_local(
-      ct, name, c(simplify(rows, env_)) + " * (" + pitch + ")",
-      mul(mul(rows, padded), static_cast<int64_t>(native ? staged_size(v->type.dtype) : c_size(ct))),
-      " __attribute__((aligned(8)))");
+  declare_operand_array(ct, name, v->type.shape, pitch, pad, native ? staged_size(v->type.dtype) : c_size(ct),
+                        "", " __attribute__((aligned(8)))");
   barrier();
   auto copy = [&](const std::vector<Expr>& i) {
     const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
@@ -143,8 +151,8 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     B = pitched_operand(b, dt, padded_b, pad_b, pitch_b, b16);
   }
   // An element of an operand array, as the compute type.
-  auto read = [&](const Value& operand, const std::string& array, bool bits16, const std::string& at) {
-    return bits16 ? staged_load(operand->type.dtype, array, at) : array + "[" + at + "]";
+  auto read = [&](const Value& operand, const std::string& array, bool native, const std::string& at) {
+    return native ? staged_load(operand->type.dtype, array, at) : array + "[" + at + "]";
   };
   auto d = distributed_.find(result);
   bool held = d != distributed_.end();
@@ -241,8 +249,7 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
     // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
     line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + (NT_ROW" + n + "(" + ty +
           ", 2 * nt_i) - nt_g + nt_l % 16) * " + pa + " + nt_k0 + nt_l / 16 * 8);");
-  }
-  if (!a16) {
+  } else {
     line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
           " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
     const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
