@@ -53,17 +53,16 @@ class AutoTuner:
         arg_key = self._make_arg_key(args, kwargs)
         if arg_key in self._best_func:
             return self._best_func[arg_key](*args, **kwargs)
-        timings = self._get_timings(args, kwargs)
+        timings = self._get_timings(arg_key, args, kwargs)
         best = self._funcs[timings.index(min(timings))]
         result = best(*args, **kwargs)
         self._best_func[arg_key] = best
         return result
 
-    def _get_timings(self, args, kwargs):
-        arg_key = self._make_arg_key(args, kwargs)
+    def _get_timings(self, arg_key, args, kwargs):
         if arg_key in self._timings:
             return self._timings[arg_key]
-        timings = [self._get_timing(func, args, kwargs) for func in self._funcs]
+        timings = [self._get_timing(func, arg_key, args, kwargs) for func in self._funcs]
         if all(math.isinf(t) for t in timings):
             reasons = "; ".join(f"{key}: {self._failures.get((key, arg_key), 'no time')}" for key in self._keys)
             raise RuntimeError(f"every auto-tuning candidate failed for ({arg_key}): {reasons}")
@@ -72,9 +71,8 @@ class AutoTuner:
             _write_json(self._cache_path, self._timings)
         return timings
 
-    def _get_timing(self, func, args, kwargs):
+    def _get_timing(self, func, arg_key, args, kwargs):
         key = self._func_to_key[func]
-        arg_key = self._make_arg_key(args, kwargs)
         data = self._candidate_timings[key]
         if arg_key in data:
             return data[arg_key]
