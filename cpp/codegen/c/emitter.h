@@ -21,6 +21,7 @@
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -328,8 +329,9 @@ class Emitter : public EmitContext {
                       bool pairs, bool a16, bool b16);
   // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `n` (an mma one): `body` with the
   // tile's four accumulator slots of `acc`, as the mma macros take them.
+  using MmaSlots = std::array<std::string, 4>;
   void each_mma_tile(const std::string& n, const std::string& acc,
-                     const std::function<void(const std::string& slots)>& body);
+                     const std::function<void(const MmaSlots& slots)>& body);
   // The k loop of a TF32 dot (float32 operands, DotPrecision Tf32; `x3`: Tf32x3) on tensor cores,
   // its fragments read as floats from `A` and `B` (rows `pitch_a`, `pitch_b` apart).
   void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,

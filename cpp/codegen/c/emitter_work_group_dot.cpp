@@ -287,21 +287,21 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
           "]);");
     close();
   }
-  each_mma_tile(
-      n, acc, [&](const std::string& slots) { line_(step + "(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);"); });
+  each_mma_tile(n, acc, [&](const MmaSlots& d) {
+    line_(step + "(" + d[0] + ", " + d[1] + ", " + d[2] + ", " + d[3] + ", nt_fa[nt_i], nt_fb[nt_j]);");
+  });
   close();
 }
 
 void Emitter::each_mma_tile(const std::string& n, const std::string& acc,
-                            const std::function<void(const std::string& slots)>& body) {
+                            const std::function<void(const MmaSlots& slots)>& body) {
   // The accumulators of tile (i, j): slots (2 i, 2 j), (2 i, 2 j + 1), (2 i + 1, 2 j), (2 i + 1, 2 j + 1).
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
   line_("NT_UNROLL");
   open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
   line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
-  body(acc + "[nt_s], " + acc + "[nt_s + 1], " + acc + "[nt_s + NT_C" + n + "], " + acc + "[nt_s + NT_C" + n +
-       " + 1]");
+  body({acc + "[nt_s]", acc + "[nt_s + 1]", acc + "[nt_s + NT_C" + n + "]", acc + "[nt_s + NT_C" + n + " + 1]"});
   close();
   close();
 }
@@ -344,12 +344,20 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
   split(B + "[nt_p]", "nt_fb[nt_j][0]", "nt_lb[nt_j][0]");
   split(B + "[nt_p + 4 * " + pb + "]", "nt_fb[nt_j][1]", "nt_lb[nt_j][1]");
   close();
-  each_mma_tile(n, acc, [&](const std::string& slots) {
-    if (x3) {  // the small products first
-      line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_la[nt_i], nt_fb[nt_j]);");
-      line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_lb[nt_j]);");
+  each_mma_tile(n, acc, [&](const MmaSlots& d) {
+    if (x3) {
+      // The small products first, in their own accumulators. Where an operand is infinite, its
+      // partner's low part (of either sign) makes them infinite or NaN: a correction that is not
+      // finite is dropped, as the large product alone carries the infinity.
+      line_("float nt_c0 = 0.0f, nt_c1 = 0.0f, nt_c2 = 0.0f, nt_c3 = 0.0f;");
+      line_("NT_MMA_M16N8K8_tf32(nt_c0, nt_c1, nt_c2, nt_c3, nt_la[nt_i], nt_fb[nt_j]);");
+      line_("NT_MMA_M16N8K8_tf32(nt_c0, nt_c1, nt_c2, nt_c3, nt_fa[nt_i], nt_lb[nt_j]);");
+      for (int r = 0; r < 4; ++r) {
+        const std::string c = "nt_c" + std::to_string(r);
+        line_(d[r] + " += isfinite(" + c + ") ? " + c + " : 0.0f;");
+      }
     }
-    line_("NT_MMA_M16N8K8_tf32(" + slots + ", nt_fa[nt_i], nt_fb[nt_j]);");
+    line_("NT_MMA_M16N8K8_tf32(" + d[0] + ", " + d[1] + ", " + d[2] + ", " + d[3] + ", nt_fa[nt_i], nt_fb[nt_j]);");
   });
   close();
 }
