@@ -473,6 +473,10 @@ void bind_launch(py::module_& m) {
         "Sources are built with the mma tile layout of tensor-core dots on every device where programs "
         "have whole warps (their dots still multiply-add in float without tensor cores). Set before the "
         "kernels' first launch. Internal: for tests.");
+  m.def("set_local_memory_for_testing", &set_local_memory_for_testing, py::arg("bytes"),
+        "Devices have at most this many bytes of local memory for the work-groups programs run on "
+        "(NVIDIA's OpenCL gives 48 KiB); 0: their own. Set before the kernels' first launch. Internal: "
+        "for tests.");
   m.def(
       "tensor_cores", [] { return tensor_cores(*current_device()); },
       "Do dots of float16 and bfloat16 use tensor cores on the current device (NVIDIA, compute "

@@ -82,8 +82,6 @@ std::atomic<size_t> g_small_launches{0};
 // Private memory per program on a small launch: its work-items run on the
 // calling thread's stack, which may be a Python thread's.
 constexpr int64_t kSmallPrivateBudget = 256 << 10;
-// Work-items of a warp: programs in the work-group layout run on num_warps of them.
-constexpr size_t kWarpItems = 32;
 // Plans kept per kernel before they are all dropped (a kernel called with
 // ever new shapes).
 constexpr size_t kMaxPrepared = 512;
@@ -93,62 +91,6 @@ constexpr size_t kMaxPrepared = 512;
 int64_t small_launch_limit() { return g_small_launch_limit; }
 void set_small_launch_limit(int64_t elements) { g_small_launch_limit = elements; }
 size_t num_small_launches() { return g_small_launches; }
-
-size_t program_work_items(const DeviceInfo& device, size_t num_warps) {
-  static const std::string chosen = [] {
-    const char* env = std::getenv("NINETOOTHED_PROGRAM_LAYOUT");
-    return std::string(env ? env : "");
-  }();
-  bool work_group;
-  if (chosen == "work-group") {
-    work_group = true;
-  } else if (chosen == "work-item") {
-    work_group = false;
-  } else if (chosen.empty()) {
-    work_group = !device.is_cpu;
-  } else {
-    throw ValueError("NINETOOTHED_PROGRAM_LAYOUT is '" + chosen + "'; use 'work-group' or 'work-item'");
-  }
-  if (!work_group) return 1;
-  // A power of two (the tile layouts' grids of work-items are).
-  const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kWarpItems;
-  size_t items = 1;
-  while (items * 2 <= std::min<size_t>(wanted, device.max_work_group_size)) items *= 2;
-  return items;
-}
-
-namespace {
-
-std::atomic<bool> g_mma_layout_forced{false};
-std::atomic<int> g_vector_bytes_forced{0};
-
-}  // namespace
-
-bool tensor_cores(const Device& device) {
-  if (device.info().nv_compute_capability < 80) return false;
-  static std::mutex mutex;
-  static std::map<cl_device_id, bool> probed;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = probed.find(device.id());
-  if (it != probed.end()) return it->second;
-  bool builds = true;
-  try {
-    build_program(device, std::string(codegen::kMmaHelpers) + codegen::kMmaProbe, "");
-  } catch (const std::exception&) {
-    builds = false;  // an older compiler (or none at all): the dots multiply-add in float
-  }
-  probed.emplace(device.id(), builds);
-  return builds;
-}
-
-void set_mma_layout_for_testing(bool enabled) { g_mma_layout_forced = enabled; }
-
-void set_vector_bytes_for_testing(int bytes) { g_vector_bytes_forced = bytes; }
-
-int vector_bytes(const Device& device) {
-  if (int forced = g_vector_bytes_forced; forced > 0) return forced;
-  return 4 * static_cast<int>(device.info().preferred_float_vector);
-}
 
 size_t CompiledKernel::KeyHash::operator()(const std::vector<int64_t>& key) const {
   uint64_t h = 1469598103934665603ull;
@@ -380,6 +322,12 @@ double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const s
   return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args);
 }
 
+size_t CompiledKernel::num_warps_of(const SymbolValues& meta) const {
+  if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
+    return static_cast<size_t>(tuned->second);
+  return plan_.num_warps;
+}
+
 std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound,
                                                                         const SymbolValues& meta,
                                                                         const LaunchTarget& target) const {
@@ -401,25 +349,13 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU_PREFETCH";
   }
   if (!target.cuda && plan_.source.work_group_capable) {
-    size_t num_warps = plan_.num_warps;
-    if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
-      num_warps = static_cast<size_t>(tuned->second);
-    prepared->work_items = program_work_items(prepared->device->info(), num_warps);
-    // Tensor cores, or their layout forced for tests, where a program has whole warps.
-    const bool mma_sync = prepared->work_items % kWarpItems == 0 && tensor_cores(*prepared->device);
-    const bool mma_layout = prepared->work_items % kWarpItems == 0 && (mma_sync || g_mma_layout_forced);
-    // Blocks too large for the device's local memory: the program on one work-item.
-    // Launches may go to the device's small companion (target_device()): both must have room.
-    cl_ulong room = prepared->device->info().local_memory;
-    if (prepared->device->small()) room = std::min(room, prepared->device->small()->info().local_memory);
-    SymbolMap with_items = values;
-    with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(prepared->work_items)));
-    with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma_layout}));
-    auto local = evaluate_int(plan_.source.local_bytes, with_items);
-    if (!local || static_cast<cl_ulong>(std::max<int64_t>(*local, 0)) > room) prepared->work_items = 1;
-    if (prepared->work_items > 1) {
-      prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(prepared->work_items);
-      if (mma_layout) prepared->options += mma_sync ? " -DNT_MMA_LAYOUT -DNT_MMA_SYNC" : " -DNT_MMA_LAYOUT";
+    const OpenclWorkGroup group =
+        opencl_work_group(plan_.source, *prepared->device, values, num_warps_of(meta));
+    prepared->work_items = group.work_items;
+    if (group.work_items > 1) {
+      prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(group.work_items);
+      if (group.mma_layout)
+        prepared->options += group.mma_sync ? " -DNT_MMA_LAYOUT -DNT_MMA_SYNC" : " -DNT_MMA_LAYOUT";
     }
   }
   // The grid: the first tiled parameter's outermost shape. The others must
@@ -557,8 +493,21 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
       }
     }
   }
-  double seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),
-                                   lower::ProgramLayout::local_size(prepared.work_items));
+  double seconds = 0.0;
+  try {
+    seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),
+                              lower::ProgramLayout::local_size(prepared.work_items));
+  } catch (const ClError& error) {
+    // A GPU's driver reserves a program's private memory for every thread it may run at once.
+    const bool no_room = error.code == CL_OUT_OF_HOST_MEMORY || error.code == CL_OUT_OF_RESOURCES;
+    if (!no_room || prepared.work_items != 1 || !plan_.source.work_group_capable || device->info().is_cpu)
+      throw;
+    throw RuntimeError(std::string(error.what()) +
+                       ": this configuration's blocks fit no work-group's local memory on " +
+                       device->info().name + ", so each program ran on one work-item that holds them in " +
+                       std::to_string(prepared.private_bytes) +
+                       " bytes of private memory, more than the device gave; use smaller block sizes");
+  }
   last_work_items_ = prepared.work_items;
   // Back to the idle launchers (a launch that threw leaves its launcher to be freed).
   std::lock_guard lock(mutex_);

@@ -32,6 +32,7 @@
 
 #include "codegen/c/kernel_source.h"
 #include "driver/launch_plan.h"
+#include "driver/work_group.h"
 #include "ir/ir.h"
 #include "lower/program_layout.h"
 #include "runtime/cuda/cuda_device.h"
@@ -109,8 +110,6 @@ Span span_of(const TensorArg& t);
 // Private memory one program may use: work-items run on the device's worker
 // threads, whose stacks hold their private arrays.
 inline constexpr int64_t kPrivateMemoryBudget = 2 << 20;
-// Warps of a program in the work-group layout when make() gave no num_warps: upstream's 4.
-inline constexpr size_t kDefaultNumWarps = 4;
 
 // What auto-tuning did for one key (sizes, strides, constexpr values, device).
 struct TuningRecord {
@@ -140,27 +139,6 @@ int64_t small_launch_limit();
 void set_small_launch_limit(int64_t elements);
 // Launches run on a small companion device in this process.
 size_t num_small_launches();
-// Work-items per program on `device` for a kernel that can run a program on a
-// work-group (lower/program_layout.h): `num_warps` warps of 32 (upstream's
-// num_warps; 0: its default of 4, so 128) on GPUs and accelerators, 1 (one
-// work-item per program) on CPUs; NINETOOTHED_PROGRAM_LAYOUT=work-group or
-// work-item chooses for every device. Rounded down to a power of two (the
-// work-group bodies' tile layouts rely on it) within the device's largest work-group.
-size_t program_work_items(const DeviceInfo& device, size_t num_warps = 0);
-// Can dots of float16 and bfloat16 on `device` use tensor cores (codegen/c/mma_ptx.h)?
-// NVIDIA GPUs of compute capability 8.0 or later whose compiler builds the helpers' probe
-// (once per device and process). Sources for them are built with -DNT_MMA_LAYOUT
-// -DNT_MMA_SYNC when a program has whole warps.
-bool tensor_cores(const Device& device);
-// For tests: build with -DNT_MMA_LAYOUT (the mma tile layout, lower/program_layout.h) on every
-// device where programs have whole warps, so that devices without tensor cores check it.
-void set_mma_layout_for_testing(bool enabled);
-// The register width, in bytes, that a source's micro-kernels are built for on `device`
-// (-DNT_VECTOR_BYTES: codegen/c/dot_kernel.h): 4 x its preferred float vector width.
-int vector_bytes(const Device& device);
-// For tests: build for `bytes` instead on every device (0: each device's own), so that one
-// machine checks every micro-kernel. Launches prepared before keep theirs.
-void set_vector_bytes_for_testing(int bytes);
 // For tests: the number of candidates tuning times for kernels made without max_num_configs
 // (0: the default, 12, and 4 of num_warps where those are tuned).
 void set_default_max_num_configs_for_testing(size_t n);
@@ -262,6 +240,8 @@ class CompiledKernel {
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
                                           const LaunchTarget& target) const;
+  // The warps a configuration asks for: its num_warps entry (tuning's), else make()'s (0: the default).
+  size_t num_warps_of(const SymbolValues& meta) const;
   // What a configuration (symbols' `values`, `meta`) builds on a CUDA device with `limits`: the
   // options after build_options()'s, the threads of a block and its dynamic shared memory.
   // ValueError where the configuration needs more shared memory than the device has.
@@ -323,8 +303,10 @@ class CompiledKernel {
   // Tuning's block-size candidates for launches whose sizes and strides are `values` (those not
   // known rule nothing out), before `num_other_warps` warps; `retimed`: how many of the fastest
   // are timed again on each of those.
-  std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps,
-                                         size_t& retimed) const;
+  // `launchable` (where given) rules out more: configurations a target cannot run as asked.
+  using Launchable = std::function<bool(const tune::Config& config, const SymbolMap& with_config)>;
+  std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps, size_t& retimed,
+                                         const Launchable& launchable = {}) const;
 
   struct Built {
     ClProgram program;

@@ -73,9 +73,7 @@ const codegen::KernelSource& CompiledKernel::cuda_source() const {
 CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& limits, const SymbolMap& values,
                                                      const SymbolValues& meta) const {
   const codegen::KernelSource& source = cuda_source();
-  size_t num_warps = plan_.num_warps;
-  if (auto tuned = meta.find(kNumWarpsConfigKey); tuned != meta.end() && tuned->second > 0)
-    num_warps = static_cast<size_t>(tuned->second);
+  const size_t num_warps = num_warps_of(meta);
   // A power of two within the device's largest block (the tile layouts rely on it).
   const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kCudaWarp;
   size_t items = 1;

@@ -100,7 +100,7 @@ void CompiledKernel::warp_candidates(bool warps_matter, SymbolValues& fixed,
 }
 
 std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, size_t num_other_warps,
-                                                       size_t& retimed) const {
+                                                       size_t& retimed, const Launchable& launchable) const {
   std::vector<tune::MetaSymbol> symbols;
   for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
   // Values not known (an ahead-of-time build's sizes) rule nothing out.
@@ -116,7 +116,7 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
         elements *= std::max<int64_t>(evaluate_int(size, with_config).value_or(1), 1);
       if (elements > kTuningBlockBudget) return false;
     }
-    return true;
+    return !launchable || launchable(config, with_config);
   };
   // Upstream's num_warps, where programs run on work-groups here: after the block sizes, the
   // fastest configurations again on the other warps (kernels of wide dots gain from more, of small
@@ -146,6 +146,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   for (size_t i = 1; i < num_warps_candidates_.size(); ++i)
     key.append(",").append(std::to_string(num_warps_candidates_[i]));  // (GCC 12 warns, wrongly, on "," + s)
   if (!num_stages_candidates_.empty()) key += "|num_stages=" + std::to_string(num_stages_candidates_.front());
+  if (size_t forced = local_memory_for_testing(); forced && !target.cuda)
+    key += "|local_memory=" + std::to_string(forced);  // what fits differs
   auto known = [&]() -> std::optional<SymbolValues> {
     std::lock_guard lock(mutex_);
     if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
@@ -183,7 +185,31 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
 
   // The candidates that fit.
   size_t retimed = 0;
-  std::vector<tune::Config> space = tuning_space(bound.values, other_warps.size(), retimed);
+  // Configurations the target cannot run as asked are no candidates where others remain: on CUDA,
+  // those whose shared memory fits no block; on OpenCL devices that run programs on work-groups,
+  // those whose blocks fit no work-group's local memory and need more than kOneItemPrivateBudget
+  // of private memory (their programs run on one work-item, their blocks in private memory, which
+  // a GPU's driver reserves for every thread it may run at once).
+  auto launchable = [&](const tune::Config& config, const SymbolMap& with_config) {
+    if (target.cuda) {
+      SymbolValues meta(config.begin(), config.end());
+      meta.insert(fixed.begin(), fixed.end());
+      try {
+        cuda_build(cuda_limits(*target.cuda), with_config, meta);
+      } catch (const ValueError&) {
+        return false;
+      }
+      return true;
+    }
+    if (!plan_.source.work_group_capable) return true;
+    const size_t num_warps = num_warps_of(fixed);
+    if (!opencl_work_group(plan_.source, *target.opencl, with_config, num_warps).fits_no_work_group)
+      return true;
+    auto bytes = evaluate_int(plan_.source.private_bytes, with_config);
+    return bytes && *bytes <= kOneItemPrivateBudget;
+  };
+  std::vector<tune::Config> space = tuning_space(bound.values, other_warps.size(), retimed, launchable);
+  if (space.empty()) space = tuning_space(bound.values, other_warps.size(), retimed);
   const size_t warp_configs = retimed * other_warps.size();
   if (space.empty()) {  // nothing fits: the default's launch says why
     SymbolValues config = plan_.default_config;

@@ -26,8 +26,14 @@ namespace nt {
 
 std::string cl_error_name(cl_int code);
 
+// An OpenCL call failed with `code` (a Python RuntimeError).
+struct ClError : RuntimeError {
+  ClError(const std::string& what, cl_int code) : RuntimeError(what), code(code) {}
+  cl_int code;
+};
+
 inline void check(cl_int code, const char* call) {
-  if (code != CL_SUCCESS) throw RuntimeError(std::string(call) + " failed: " + cl_error_name(code));
+  if (code != CL_SUCCESS) throw ClError(std::string(call) + " failed: " + cl_error_name(code), code);
 }
 
 // Records that this process uses OpenCL (before its first OpenCL call).

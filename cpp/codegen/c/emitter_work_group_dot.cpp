@@ -301,7 +301,8 @@ void Emitter::each_mma_tile(const std::string& n, const std::string& acc,
   line_("NT_UNROLL");
   open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
   line_("const int nt_s = 2 * nt_i * NT_C" + n + " + 2 * nt_j;");
-  body({acc + "[nt_s]", acc + "[nt_s + 1]", acc + "[nt_s + NT_C" + n + "]", acc + "[nt_s + NT_C" + n + " + 1]"});
+  body({acc + "[nt_s]", acc + "[nt_s + 1]", acc + "[nt_s + NT_C" + n + "]",
+        acc + "[nt_s + NT_C" + n + " + 1]"});
   close();
   close();
 }
@@ -357,7 +358,8 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
         line_(d[r] + " += isfinite(" + c + ") ? " + c + " : 0.0f;");
       }
     }
-    line_("NT_MMA_M16N8K8_tf32(" + d[0] + ", " + d[1] + ", " + d[2] + ", " + d[3] + ", nt_fa[nt_i], nt_fb[nt_j]);");
+    line_("NT_MMA_M16N8K8_tf32(" + d[0] + ", " + d[1] + ", " + d[2] + ", " + d[3] +
+          ", nt_fa[nt_i], nt_fb[nt_j]);");
   });
   close();
 }
