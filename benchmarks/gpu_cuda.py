@@ -70,33 +70,38 @@ def matmul_arrangement(a, b, c):
     return a_tiled, b_tiled, c_tiled
 
 
+def made_by(nt, module, build):
+    """build(nt)'s kernels, with `module`'s _NT and ntl (what its applications and arrangements name)
+    set to the ninetoothed module `nt` and its language while they are made."""
+    module._NT, module.ntl = nt, importlib.import_module(nt.__name__ + ".language")
+    try:
+        return build(nt)
+    finally:
+        module._NT, module.ntl = ninetoothed, ninetoothed.language
+
+
 def tutorial_kernels(nt):
     """The three kernels made by the ninetoothed module `nt`."""
-    global _NT, ntl
-    _NT, ntl = nt, importlib.import_module(nt.__name__ + ".language")
-    try:
-        Tensor = nt.Tensor
-        return {
-            "add": nt.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1))),
-            "softmax": nt.make(softmax_arrangement, softmax_application,
-                               (Tensor(2, other=float("-inf")), Tensor(2))),
-            "matmul": nt.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
-        }
-    finally:
-        _NT, ntl = ninetoothed, ninetoothed.language
+    Tensor = nt.Tensor
+    return {
+        "add": nt.make(add_arrangement, add_application, (Tensor(1), Tensor(1), Tensor(1))),
+        "softmax": nt.make(softmax_arrangement, softmax_application, (Tensor(2, other=float("-inf")), Tensor(2))),
+        "matmul": nt.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))),
+    }
 
 
-def upstream_kernels():
-    """The tutorial's kernels made by upstream NineToothed, or None where it cannot be imported."""
+def upstream_kernels(module=None, build=tutorial_kernels):
+    """build(upstream's ninetoothed) (default: the tutorial's kernels, made with this module's
+    names), or None where upstream NineToothed cannot be imported."""
     src = os.environ.get("UPSTREAM_SRC", os.path.join(ROOT, ".upstream", "src"))
     if not os.path.isdir(src):
         return None
-    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "ninetoothed"}
+    saved = {name: loaded for name, loaded in sys.modules.items() if name.split(".")[0] == "ninetoothed"}
     for name in saved:
         del sys.modules[name]
     sys.path.insert(0, src)
     try:
-        made = tutorial_kernels(importlib.import_module("ninetoothed"))
+        made = made_by(importlib.import_module("ninetoothed"), module or sys.modules[__name__], build)
     except Exception as error:  # noqa: BLE001 - the table says why the column is empty
         print(f"upstream NineToothed not usable: {error!r}")
         made = None
@@ -177,7 +182,7 @@ def peak_fraction(name, flops_rate):
 
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
-    ours = tutorial_kernels(ninetoothed)
+    ours = made_by(ninetoothed, sys.modules[__name__], tutorial_kernels)
     upstream = upstream_kernels()
     print(f"device: {torch.cuda.get_device_name()}; {LOOP} calls a loop, best of 3; times per call in ms")
     header = "| kernel | ours per call | ours device | upstream per call | upstream device | torch per call | ours rate |"

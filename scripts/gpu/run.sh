@@ -7,7 +7,7 @@
 # Usage: [GPU_TEST_SECONDS=n] [GPU_BENCHMARK=0] [GPU_TEST_JOBS=n] [NINETOOTHED_TEST_DEVICE=cuda]
 #        [GPU_JUNIT=file.xml] scripts/gpu/run.sh [pytest files...]
 #   (default: the tutorial's and the AOT tests; GPU_BENCHMARK=0 skips the benchmark, =cuda runs
-#   benchmarks/gpu_cuda.py instead of benchmarks/gpu.py; GPU_TEST_JOBS
+#   benchmarks/gpu_cuda.py instead of benchmarks/gpu.py, =attention benchmarks/gpu_attention_conv.py; GPU_TEST_JOBS
 #   runs test files on n processes where pytest-xdist is installed; NINETOOTHED_TEST_DEVICE=cuda
 #   runs every kernel call of the tests on CUDA tensors, tests/python/conftest.py; GPU_JUNIT writes
 #   pytest's JUnit XML there, which scripts/gpu/per_file.py counts per file)
@@ -50,6 +50,8 @@ timeout -s INT -k 60 "${GPU_TEST_SECONDS:-86400}" "$PYTHON" -m pytest -q -p no:c
 echo "[gpu] benchmark"
 if [ "${GPU_BENCHMARK:-1}" = cuda ]; then
   "$PYTHON" benchmarks/gpu_cuda.py  # CUDA tensors: ours, upstream NineToothed (.upstream/src), torch
+elif [ "${GPU_BENCHMARK:-1}" = attention ]; then
+  "$PYTHON" benchmarks/gpu_attention_conv.py  # flash attention and conv2d, the same three
 else
   "$PYTHON" benchmarks/gpu.py
 fi
