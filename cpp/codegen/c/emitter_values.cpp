@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -296,11 +296,30 @@ namespace {
 // for anything else.
 std::optional<long long> integer_literal(const std::string& c) {
   // Only `int` and `long` casts, of values an int holds: a narrowing cast (`(char)(256)`) is no
-  // longer the literal's value.
-  static const std::regex literal(R"(^[(\s]*(?:\((?:int|long)\)[(\s]*)?(-?[0-9]{1,10})[Ll]?[)\s]*$)");
-  std::smatch match;
-  if (!std::regex_match(c, match, literal)) return std::nullopt;
-  const long long value = std::stoll(match[1].str());
+  // longer the literal's value. (Scanned by hand: std::regex goes through the C++ locale, which
+  // crashed in processes that had loaded torch on the GPU machine.)
+  size_t i = 0;
+  const size_t n = c.size();
+  auto space = [&](size_t at) { return c[at] == ' ' || c[at] == '\t' || c[at] == '\n'; };
+  auto starts = [&](const char* word) { return c.compare(i, std::strlen(word), word) == 0; };
+  auto skip_open = [&] {
+    while (i < n && (c[i] == '(' || space(i)) && !starts("(int)") && !starts("(long)")) ++i;
+  };
+  skip_open();
+  if (starts("(int)") || starts("(long)")) {
+    i += starts("(int)") ? 5 : 6;
+    skip_open();
+  }
+  const bool negative = i < n && c[i] == '-';
+  if (negative) ++i;
+  long long value = 0;
+  size_t digits = 0;
+  for (; i < n && c[i] >= '0' && c[i] <= '9'; ++i, ++digits) value = value * 10 + (c[i] - '0');
+  if (digits == 0 || digits > 10) return std::nullopt;
+  if (i < n && (c[i] == 'L' || c[i] == 'l')) ++i;
+  for (; i < n; ++i)
+    if (c[i] != ')' && !space(i)) return std::nullopt;
+  if (negative) value = -value;
   if (value < INT32_MIN || value > INT32_MAX) return std::nullopt;
   return value;
 }
