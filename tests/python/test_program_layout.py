@@ -218,12 +218,3 @@ def test_dots_of_16_bit_floats_in_the_mma_layout():
     used = "tensor cores" if ninetoothed._core.tensor_cores() else "mma layout"
     assert result.stdout.split("\n")[-3:] == [used, "ok", ""]
 
-
-def test_small_local_memory_takes_fewer_work_items_and_tunes_to_what_runs():
-    # layout_scripts/local_memory_limits.py: local memory capped at NVIDIA's OpenCL's 48 KiB (and
-    # less), where the corpus's attention failed at enqueue on the GPU (issue 28).
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
-    result = subprocess.run([sys.executable, str(SCRIPTS / "local_memory_limits.py")], env=env,
-                            capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.split("\n")[-2:] == ["ok", ""]
