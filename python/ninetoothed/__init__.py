@@ -7,7 +7,7 @@ The names here mirror upstream NineToothed's documented API. `Symbol` and
 from ninetoothed import _copying  # noqa: F401 - copy and pickle support for Tensor
 from ninetoothed._core import DType, Symbol, Tensor, block_size, eval, subs
 from ninetoothed._core import current_device, list_devices, select_device
-from ninetoothed.kernel import jit, make
+from ninetoothed._make import jit, make
 from ninetoothed.build import build
 from ninetoothed import naming  # noqa: F401 - an attribute after `import ninetoothed`, as upstream
 

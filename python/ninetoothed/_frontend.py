@@ -1,4 +1,5 @@
-"""The frontend: an application function traced into the C++ kernel IR.
+"""The frontend: an application function traced into the C++ kernel IR (the tracer; parameters are in
+_parameters.py, Python built-ins on blocks in _python_builtins.py, the thread's tracing state in _tracing.py).
 
 The application's source is read with `inspect` and walked with `ast`. Each
 statement is interpreted once, with blocks (`_core.Block`) standing for the
@@ -17,10 +18,13 @@ import functools
 import inspect
 import operator
 import textwrap
-import threading
 import types
 
-from ninetoothed import _core
+from ninetoothed import _core, _language_meta, _tracing
+from ninetoothed._parameters import Parameter, _Source
+from ninetoothed._python_builtins import BUILTINS_ON_BLOCKS
+from ninetoothed._tracing import block_of as _block
+from ninetoothed._tracing import is_block
 
 _BINARY = {
     ast.Add: operator.add,
@@ -63,288 +67,6 @@ _TRACE_TIME_COMPARE = {
 }
 
 
-_tracing = threading.local()
-
-
-def current_builder():
-    """The Builder of the application being traced (for ntl.program_id and friends)."""
-    builder = getattr(_tracing, "builder", None)
-    if builder is None:
-        raise RuntimeError("this ntl function can be called only inside an application being traced")
-    return builder
-
-
-class Parameter:
-    """A kernel parameter inside the application: its block, loaded on use."""
-
-    def __init__(self, builder, index, name, arranged, dtype):
-        self._builder = builder
-        self._index = index
-        self._name = name
-        self._arranged = arranged
-        self._dtype = dtype
-
-    def _ninetoothed_block(self):
-        return self._builder.load(self._index, [])
-
-    @property
-    def shape(self):
-        """The shape of the level under the outermost."""
-        return self._builder.level_shapes(self._index)[0]
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def dtype(self):
-        """The next level (with `shape` and `dtype`), or the element dtype under the block."""
-        levels = self._builder.level_shapes(self._index)
-        return _Level(levels, 1, self._dtype) if len(levels) > 1 else self._dtype
-
-    def __getitem__(self, key):
-        indices = list(key) if isinstance(key, tuple) else [key]
-        if all(i is None or i is Ellipsis or isinstance(i, slice) for i in indices):
-            return self._ninetoothed_block()[key]  # x[:, None] on the block
-        return _Indexed(self, [])[key]
-
-    def _store(self, key, value):
-        """`p[key] = value`: into a middle level's block, or at positions of the block."""
-        indices = [_block(i) for i in (list(key) if isinstance(key, tuple) else [key])]
-        middle = len(self._builder.middle_shape(self._index))
-        block = len(self._builder.block_shape(self._index))
-        if block and len(indices) == middle + block:
-            self._builder.store_at(self._index, indices[:middle], indices[middle:], _block(value))
-        else:
-            self._builder.store(self._index, indices, _block(value))
-
-    def to(self, dtype):
-        return self._ninetoothed_block().to(element_dtype(dtype))
-
-    def offsets(self, dim=None):
-        """The source coordinates of the block's elements along source dim `dim` (flat offsets if None)."""
-        return self._builder.offsets(self._ninetoothed_block(), dim)
-
-    @property
-    def source(self):
-        """The whole tensor this parameter was arranged from."""
-        return _Source(self)
-
-    def __repr__(self):
-        return f"<parameter {self._name}>"
-
-
-class _Level:
-    """A level of a parameter under the one it stands for, as upstream's `p.dtype`:
-    its `shape`, and as `dtype` the level under it or the element dtype."""
-
-    def __init__(self, levels, depth, element_dtype):
-        self._levels = levels
-        self._depth = depth
-        self._element_dtype = element_dtype
-
-    @property
-    def shape(self):
-        return self._levels[self._depth]
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def dtype(self):
-        if self._depth + 1 < len(self._levels):
-            return _Level(self._levels, self._depth + 1, self._element_dtype)
-        return self._element_dtype
-
-    @property
-    def element_dtype(self):
-        return self._element_dtype
-
-    def __repr__(self):
-        return f"<level of shape {self.shape}, element dtype {self._element_dtype}>"
-
-
-def element_dtype(dtype):
-    """A dtype argument as the core takes it: a level (`p.dtype` of a multi-level parameter)
-    stands for its element dtype."""
-    return dtype.element_dtype if isinstance(dtype, _Level) else dtype
-
-
-def _block(x):
-    as_block = getattr(x, "_ninetoothed_block", None)
-    return as_block() if as_block is not None else x
-
-
-def _operator_method(op, reflected=False):
-    def method(self, other):
-        a, b = self._ninetoothed_block(), _block(other)
-        return op(b, a) if reflected else op(a, b)
-
-    return method
-
-
-for _name, _op in [
-    ("add", operator.add),
-    ("sub", operator.sub),
-    ("mul", operator.mul),
-    ("truediv", operator.truediv),
-    ("floordiv", operator.floordiv),
-    ("mod", operator.mod),
-    ("pow", operator.pow),
-    ("and", operator.and_),
-    ("or", operator.or_),
-    ("xor", operator.xor),
-    ("lshift", operator.lshift),
-    ("rshift", operator.rshift),
-]:
-    setattr(Parameter, f"__{_name}__", _operator_method(_op))
-    setattr(Parameter, f"__r{_name}__", _operator_method(_op, reflected=True))
-for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)]:
-    setattr(Parameter, f"__{_name}__", _operator_method(_op))
-Parameter.__neg__ = lambda self: -self._ninetoothed_block()
-Parameter.__invert__ = lambda self: ~self._ninetoothed_block()
-
-
-class _Indexed:
-    """A parameter with some of its middle levels indexed (`p[i]` of four levels or more)."""
-
-    def __init__(self, parameter, indices):
-        self._parameter = parameter
-        self._indices = indices
-
-    @property
-    def _levels(self):
-        return self._parameter._builder.level_shapes(self._parameter._index)
-
-    @property
-    def shape(self):
-        """The shape of the next level to index."""
-        consumed, levels = len(self._indices), self._levels
-        for shape in levels:
-            if consumed == 0:
-                return shape
-            consumed -= len(shape)
-        return levels[-1]
-
-    def __getitem__(self, key):
-        indices = self._indices + (list(key) if isinstance(key, tuple) else [key])
-        levels = self._levels
-        total = sum(len(shape) for shape in levels[:-1])
-        level_start = 0
-        for shape in levels[:-1]:  # an index may not stop inside a level
-            if level_start < len(indices) < level_start + len(shape):
-                raise IndexError(f"a level of shape {shape} needs {len(shape)} indices")
-            level_start += len(shape)
-        builder = self._parameter._builder
-        block = len(builder.block_shape(self._parameter._index))
-        if block and len(indices) == total + block:  # positions in the block: a gather
-            indices = [_block(i) for i in indices]
-            return builder.load_at(self._parameter._index, indices[:total], indices[total:])
-        if len(indices) < total:
-            return _Indexed(self._parameter, indices)
-        return builder.load(self._parameter._index, [_block(i) for i in indices])
-
-
-class _Source:
-    """A parameter's whole source tensor inside an application.
-
-    `shape`, `stride(d)` and `data_ptr()` (a pointer to element (0, ..., 0))
-    for pointer arithmetic with `ntl.load`/`ntl.store`/`ntl.atomic_add`, and
-    indexing with blocks of coordinates: `p.source[rows[:, None], cols[None, :]]`
-    loads (coordinates outside the tensor read its `other`), and assigning to
-    it stores (outside the tensor nothing is written).
-    """
-
-    def __init__(self, parameter):
-        self._parameter = parameter
-        self._tensor = parameter._arranged.source
-
-    @property
-    def shape(self):
-        return self._tensor.shape
-
-    @property
-    def ndim(self):
-        return self._tensor.ndim
-
-    def stride(self, dim):
-        return _core.block_typed_constant(self._tensor.strides[dim], _core.DType.int64)
-
-    def data_ptr(self):
-        return self._parameter._builder.pointer_base(self._parameter._index)
-
-    def _pointers_and_mask(self, key):
-        coordinates = list(key) if isinstance(key, tuple) else [key]
-        if len(coordinates) != self.ndim:
-            raise IndexError(f"the source has {self.ndim} dimensions; index it with {self.ndim} coordinate blocks")
-        pointers = self.data_ptr()
-        mask = True
-        for dim, coordinate in enumerate(coordinates):
-            coordinate = _block(coordinate)
-            pointers = pointers + coordinate * self.stride(dim)
-            inside = (coordinate >= 0) & (coordinate < self.shape[dim])
-            mask = inside if mask is True else mask & inside
-        return pointers, mask
-
-    def __getitem__(self, key):
-        pointers, mask = self._pointers_and_mask(key)
-        other = self._tensor.other
-        return self._parameter._builder.load_pointer(pointers, mask, 0 if other is None else other)
-
-    def __setitem__(self, key, value):
-        pointers, mask = self._pointers_and_mask(key)
-        self._parameter._builder.store_pointer(pointers, _block(value), mask, False)
-
-
-def _block_offsets(block, dim=None):
-    """`p[k].offsets(dim)`: the source coordinates of a loaded block's elements."""
-    return current_builder().offsets(block, dim)
-
-
-_core.Block.offsets = _block_offsets
-
-
-def _builtin_min(*args, **kwargs):
-    """`min(a, b, ...)`: the elementwise minimum where a block takes part (as Triton maps it)."""
-    if len(args) >= 2 and not kwargs and any(_is_block(a) for a in args):
-        return functools.reduce(lambda a, b: _core.block_binary("minimum", _block(a), _block(b)), args)
-    return builtins.min(*args, **kwargs)
-
-
-def _builtin_max(*args, **kwargs):
-    """`max(a, b, ...)`: the elementwise maximum where a block takes part."""
-    if len(args) >= 2 and not kwargs and any(_is_block(a) for a in args):
-        return functools.reduce(lambda a, b: _core.block_binary("maximum", _block(a), _block(b)), args)
-    return builtins.max(*args, **kwargs)
-
-
-def _builtin_abs(x):
-    return _core.block_unary("abs", _block(x)) if _is_block(x) else builtins.abs(x)
-
-
-def _scalar_conversion(python_type, dtype):
-    def convert(x=0):
-        if _is_block(x):
-            block = _block(x)
-            if block.ndim != 0:
-                raise TypeError(f"{python_type.__name__}() of a block of shape {block.shape}; use ntl.cast")
-            return _core.block_cast(block, dtype)
-        return python_type(x)
-
-    return convert
-
-
-# Python built-ins with a meaning on blocks while tracing.
-_BUILTINS_ON_BLOCKS = {
-    "min": _builtin_min,
-    "max": _builtin_max,
-    "abs": _builtin_abs,
-    "float": _scalar_conversion(float, _core.DType.float32),
-    "int": _scalar_conversion(int, _core.DType.int32),
-}
-
-
 class _Local:
     """A name whose value changes across loop iterations or branches: an IR local."""
 
@@ -373,10 +95,6 @@ class _Frame:
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
-
-
-def _is_block(x):
-    return _core.is_block(x) or isinstance(x, Parameter)
 
 
 @functools.lru_cache(maxsize=None)
@@ -417,16 +135,13 @@ class Tracer:
         """Runs `application` with `arguments` (Parameters, blocks, values)."""
         frame, body = self._enter(application, arguments, write_backs=None)
         previous, self.frame = self.frame, frame
-        outer_builder, _tracing.builder = getattr(_tracing, "builder", None), self.builder
-        outer_tracer, _tracing.tracer = getattr(_tracing, "tracer", None), self
         try:
-            self._statements(body, top_level=True)
+            with _tracing.tracing(self.builder, self):
+                self._statements(body, top_level=True)
         except _Return:
             pass
         finally:
             self.frame = previous
-            _tracing.builder = outer_builder
-            _tracing.tracer = outer_tracer
 
     def _enter(self, function, arguments, write_backs):
         node, filename, first_line = _function_ast(function)
@@ -502,8 +217,8 @@ class Tracer:
             return frame.closure[name]
         if name in frame.globals:
             return frame.globals[name]
-        if name in _BUILTINS_ON_BLOCKS:
-            return _BUILTINS_ON_BLOCKS[name]
+        if name in BUILTINS_ON_BLOCKS:
+            return BUILTINS_ON_BLOCKS[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
         self._error(node, f"name '{name}' is not defined", NameError)
@@ -516,7 +231,7 @@ class Tracer:
             self.builder.store(binding._index, [], _block(value))
         elif isinstance(binding, _Local):
             self.builder.assign(binding.id, _block(value))
-        elif _is_block(value):
+        elif is_block(value):
             frame.vars[name] = self.builder.let(_block(value))
         else:
             frame.vars[name] = value
@@ -528,7 +243,7 @@ class Tracer:
             self._make_local(binding.frame, binding.name)
         elif binding is None or isinstance(binding, (Parameter, _Local)):
             return
-        elif _is_block(binding) or isinstance(binding, (int, float)) or isinstance(binding, _core.Symbol):
+        elif is_block(binding) or isinstance(binding, (int, float)) or isinstance(binding, _core.Symbol):
             frame.vars[name] = _Local(self.builder.declare_local(_block(binding)))
 
     # --- statements -----------------------------------------------------------
@@ -604,8 +319,6 @@ class Tracer:
         iterator = node.iter
         if isinstance(iterator, ast.Call) and self._expr(iterator.func) is not builtins.range:
             # ntl.range(...) / ntl.static_range(...) (Triton's loop iterables)
-            from ninetoothed import _language_meta
-
             iterable = self._expr(iterator)
             if isinstance(iterable, _language_meta.static_range):
                 self._unrolled_for(node, iterable)
@@ -644,7 +357,7 @@ class Tracer:
 
     def _stmt_If(self, node):
         condition = self._expr(node.test)
-        if not _is_block(condition):
+        if not is_block(condition):
             if isinstance(condition, _core.Symbol):
                 self._error(node.test, "a symbolic condition cannot be decided while tracing", TypeError)
             self._statements(node.body if condition else node.orelse)
@@ -672,7 +385,7 @@ class Tracer:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
                         names.update(dict.fromkeys(n.id for n in ast.walk(target) if isinstance(n, ast.Name)))
-                elif isinstance(node, ast.Call) and _is_user_function(self._resolve_static(node.func)):
+                elif isinstance(node, ast.Call) and _tracing.is_user_function(self._resolve_static(node.func)):
                     names.update(dict.fromkeys(a.id for a in node.args if isinstance(a, ast.Name)))
         return names
 
@@ -686,9 +399,9 @@ class Tracer:
             return None
         if isinstance(node, ast.Attribute):
             base = self._resolve_static(node.value)
-            if isinstance(base, (types.ModuleType, type)) or _is_user_function(base):
+            if isinstance(base, (types.ModuleType, type)) or _tracing.is_user_function(base):
                 return getattr(base, node.attr, None)
-            if base is not None and not _is_block(base):
+            if base is not None and not is_block(base):
                 return getattr(base, node.attr, None)
         return None
 
@@ -735,14 +448,14 @@ class Tracer:
         if op is None:
             self._error(node, f"operator {type(node.op).__name__} is not supported")
         left, right = self._expr(node.left), self._expr(node.right)
-        if _is_block(left) or _is_block(right):
+        if is_block(left) or is_block(right):
             left, right = _block(left), _block(right)
         return op(left, right)
 
     def _expr_UnaryOp(self, node):
         value = self._expr(node.operand)
         if isinstance(node.op, ast.Not):
-            return _core.block_unary("not", _block(value)) if _is_block(value) else not value
+            return _core.block_unary("not", _block(value)) if is_block(value) else not value
         if isinstance(node.op, ast.USub):
             return -_block(value)
         if isinstance(node.op, ast.UAdd):
@@ -763,7 +476,7 @@ class Tracer:
             op = _COMPARE.get(type(op_node))
             if op is None:
                 self._error(node, f"comparison {type(op_node).__name__} is not supported")
-            a, b = (_block(left), _block(right)) if _is_block(left) or _is_block(right) else (left, right)
+            a, b = (_block(left), _block(right)) if is_block(left) or is_block(right) else (left, right)
             value = op(a, b)
             result = value if result is None else _logical("and", result, value)
             left = right
@@ -773,7 +486,7 @@ class Tracer:
         name = "and" if isinstance(node.op, ast.And) else "or"
         result = self._expr(node.values[0])
         for value_node in node.values[1:]:
-            if not _is_block(result):
+            if not is_block(result):
                 if (name == "and") != bool(result):
                     return result
                 result = self._expr(value_node)
@@ -783,7 +496,7 @@ class Tracer:
 
     def _expr_IfExp(self, node):
         condition = self._expr(node.test)
-        if _is_block(condition):
+        if is_block(condition):
             return _core.block_where(_block(condition), _block(self._expr(node.body)), _block(self._expr(node.orelse)))
         return self._expr(node.body) if condition else self._expr(node.orelse)
 
@@ -801,7 +514,7 @@ class Tracer:
                 keywords.update(self._expr(k.value))
             else:
                 keywords[k.arg] = self._expr(k.value)
-        if _is_user_function(function):
+        if _tracing.is_user_function(function):
             if keywords:
                 self._error(node, "calls of helper functions take positional arguments only")
             return self._inline(function, arguments, node)
@@ -831,27 +544,10 @@ class Tracer:
         return None
 
 
-def trace_call(function, arguments):
-    """Calls `function` on `arguments` while an application is traced: a plain Python
-    function is traced like a helper (combine functions of ntl.reduce and friends), others
-    (ntl functions, lambdas) are called."""
-    tracer = getattr(_tracing, "tracer", None)
-    if tracer is None or not _is_user_function(function):
-        return function(*arguments)
-    return tracer._run_function(function, list(arguments), None)
-
-
 def _logical(name, a, b):
-    if _is_block(a) or _is_block(b):
+    if is_block(a) or is_block(b):
         return _core.block_binary(name, _block(a), _block(b))
     return (a and b) if name == "and" else (a or b)
-
-
-def _is_user_function(function):
-    if not isinstance(function, types.FunctionType) or function.__name__ == "<lambda>":
-        return False  # lambdas are called: their blocks' operators build the IR
-    module = getattr(function, "__module__", "") or ""
-    return not module.startswith("ninetoothed")
 
 
 def _as_load(target):

@@ -14,6 +14,8 @@ import operator
 
 from ninetoothed import _core
 from ninetoothed._core import DType
+from ninetoothed._tracing import block_of as _block
+from ninetoothed._tracing import current_builder, trace_call
 
 __all__ = [
     "broadcast",
@@ -49,11 +51,6 @@ __all__ = [
 ]
 
 
-def _block(x):
-    as_block = getattr(x, "_ninetoothed_block", None)
-    return as_block() if as_block is not None else x
-
-
 def _as_block(x):
     """A block (Python numbers become scalar blocks of their default dtype)."""
     x = _block(x)
@@ -65,12 +62,6 @@ def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return list(shape[0])
     return list(shape)
-
-
-def _builder():
-    from ninetoothed._frontend import current_builder
-
-    return current_builder()
 
 
 # --- shapes -----------------------------------------------------------------------------------
@@ -161,14 +152,12 @@ def interleave(a, b):
 
 def _trace_combine(inputs, combine_fn):
     """The combine function's results over placeholders: the accumulated values, then the new elements."""
-    from ninetoothed import _frontend
-
     dtypes = [x.dtype for x in inputs]
     args = [_core.block_combine_arg(i, d) for i, d in enumerate(dtypes + dtypes)]
-    builder = _builder()
+    builder = current_builder()
     builder.begin_capture()
     try:
-        results = _frontend.trace_call(combine_fn, args)
+        results = trace_call(combine_fn, args)
     except BaseException:
         try:
             builder.end_capture([])
@@ -266,7 +255,7 @@ def histogram(input, num_bins, mask=None):
 
 
 def _atomic(fn, pointer, val, mask, compare=None):
-    return _builder().atomic(fn, pointer, _block(val), None if mask is None else _block(mask),
+    return current_builder().atomic(fn, pointer, _block(val), None if mask is None else _block(mask),
                              None if compare is None else _block(compare))
 
 
@@ -303,48 +292,6 @@ def atomic_or(pointer, val, mask=None, sem=None, scope=None):
 def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
     """The element becomes element ^ val atomically (integers); returns the old values."""
     return _atomic("xor", pointer, val, mask)
-
-
-# --- Triton's tensor methods on blocks --------------------------------------------------------
-
-
-def _install_methods():
-    import ninetoothed.language as ntl
-
-    block = _core.Block
-
-    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
-        return ntl.cast(self, dtype, fp_downcast_rounding, bitcast)
-
-    block.to = to
-    block.T = property(lambda self: ntl.trans(self))
-    block.numel = property(lambda self: functools.reduce(operator.mul, self.shape, 1))
-    block.type = property(lambda self: self.dtype)
-    methods = ["to"]
-    for name in ("reshape", "view", "permute", "ravel", "flip", "split", "broadcast_to", "expand_dims", "reduce",
-                 "associative_scan", "cumsum", "cumprod", "sort", "topk", "gather", "histogram", "trans", "sum",
-                 "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "softmax", "cast", "abs", "exp", "exp2",
-                 "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "erf", "floor", "ceil", "sigmoid", "cdiv",
-                 "div_rn", "logical_and", "logical_or"):
-        if hasattr(ntl, name):
-            setattr(block, name, getattr(ntl, name))
-            methods.append(name)
-    # A parameter stands for its block: the same methods, on the block it loads.
-    from ninetoothed._frontend import Parameter
-
-    def forward(name):
-        def method(self, *args, **kwargs):
-            return getattr(self._ninetoothed_block(), name)(*args, **kwargs)
-
-        method.__name__ = name
-        return method
-
-    for name in methods:
-        if name == "to" or not hasattr(Parameter, name):
-            setattr(Parameter, name, forward(name))
-    for name in ("T", "numel", "type"):
-        if not hasattr(Parameter, name):
-            setattr(Parameter, name, property(lambda self, name=name: getattr(self._ninetoothed_block(), name)))
 
 
 def logical_and(input, other):

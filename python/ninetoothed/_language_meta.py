@@ -12,6 +12,9 @@ import builtins
 import sys
 import types
 
+from ninetoothed._tracing import block_of as _block
+from ninetoothed._tracing import current_builder, is_block, trace_call
+
 __all__ = [
     "constexpr",
     "static_range",
@@ -44,30 +47,13 @@ def namespace(name, **members):
     return module
 
 
-def _block(x):
-    as_block = getattr(x, "_ninetoothed_block", None)
-    return as_block() if as_block is not None else x
-
-
-def _builder():
-    from ninetoothed._frontend import current_builder
-
-    return current_builder()
-
-
-def _is_block(x):
-    from ninetoothed import _core
-
-    return _core.is_block(_block(x))
-
-
 class constexpr:
     """A compile-time value: `x: ntl.constexpr = 3` (the annotation is accepted) and
     `ntl.constexpr(3)`, which is the value itself, since values computed while tracing are
     compile-time already (ints, floats, strings, bools, dtypes)."""
 
     def __new__(cls, value):
-        if _is_block(value):
+        if is_block(value):
             raise TypeError("constexpr needs a value known while tracing, not a block")
         return value
 
@@ -103,7 +89,7 @@ class range:
 
 def static_assert(cond, msg=""):
     """Raises AssertionError while tracing when `cond` (a value known while tracing) is false."""
-    if _is_block(cond):
+    if is_block(cond):
         raise TypeError("static_assert needs a condition known while tracing, not a block (see device_assert)")
     from ninetoothed import _core
 
@@ -125,17 +111,17 @@ def device_print(prefix, *args, hex=False):
     if not isinstance(prefix, str):
         args = (prefix,) + args
         prefix = ""
-    _builder().device_print(prefix, [_block(a) for a in args], hex)
+    current_builder().device_print(prefix, [_block(a) for a in args], hex)
 
 
 def device_assert(cond, msg="", mask=None):
     """Prints `pid (...) idx (...) device_assert failed: <msg>` from the kernel for each
     element where `cond` is false (and `mask`, if given, true). The kernel goes on: OpenCL
     cannot stop it."""
-    if not _is_block(cond):
+    if not is_block(cond):
         static_assert(cond, msg)
         return
-    _builder().device_assert(_block(cond), msg, None if mask is None else _block(mask))
+    current_builder().device_assert(_block(cond), msg, None if mask is None else _block(mask))
 
 
 def multiple_of(input, values):
@@ -164,9 +150,7 @@ def debug_barrier():
 def map_elementwise(scalar_fn, *args, pack=1):
     """`scalar_fn` applied elementwise to the broadcast blocks `args` (traced once on the
     blocks: its body must use elementwise operations and conditional expressions, not `if`)."""
-    from ninetoothed import _frontend
-
-    return _frontend.trace_call(scalar_fn, [_block(a) for a in args])
+    return trace_call(scalar_fn, [_block(a) for a in args])
 
 
 def _unsupported(name, reason):

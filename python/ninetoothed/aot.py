@@ -45,6 +45,7 @@ import tempfile
 import threading
 
 from ninetoothed import _core, aot_cuda
+from ninetoothed.kernel import Kernel, _launch_options
 from ninetoothed.aot_library import DTYPE_NAMES, AotError, AotKernel, read_manifest  # noqa: F401 (AotError: public here)
 
 SUPPORTED_CALLERS = ("opencl", "cuda")
@@ -437,8 +438,6 @@ def trace_kernel(arrangement, application, tensors, kernel_name, num_warps=None,
     """Traces a kernel for its declared dtypes; returns (plan bytes, param records). `num_warps` goes
     into the plan: the library runs programs on work-groups of num_warps x 32 work-items on GPUs. A
     plan for caller="cuda" holds the kernel's CUDA C too."""
-    from ninetoothed.kernel import Kernel, _launch_options
-
     _launch_options(num_warps, None, None)  # build()'s compilation_configs come here unchecked
     arranged = arrangement(*tensors)
     if not isinstance(arranged, (tuple, list)):

@@ -10,11 +10,18 @@ static_range, hints, device_print) in `_language_meta.py`, libdevice in
 `_libdevice.py`; docs/api.md lists every triton.language name with its status.
 """
 
+import functools
+import operator
 import os
+import sys
 
 from ninetoothed import _core
 from ninetoothed import _libdevice as libdevice
 from ninetoothed._core import DType
+from ninetoothed._parameters import Parameter as _Parameter
+from ninetoothed._parameters import element_dtype as _element_dtype
+from ninetoothed._tracing import block_of as _block
+from ninetoothed._tracing import current_builder as _current_builder
 
 bfloat16 = DType.bfloat16
 float16 = DType.float16
@@ -39,19 +46,6 @@ class PropagateNan:
 
     NONE = 0
     ALL = 0xFFFF
-
-
-def _builder():
-    """The IR builder of the application being traced (for functions that record statements)."""
-    from ninetoothed._frontend import current_builder
-
-    return current_builder()
-
-
-def _block(x):
-    """A block from a parameter, a block, a number or a Symbol."""
-    as_block = getattr(x, "_ninetoothed_block", None)
-    return as_block() if as_block is not None else x
 
 
 def zeros(shape, dtype=float32):
@@ -270,9 +264,7 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     the default; "rtz" is not supported)."""
     if fp_downcast_rounding not in (None, "rtne"):
         raise ValueError(f"fp_downcast_rounding={fp_downcast_rounding!r} is not supported; use 'rtne'")
-    from ninetoothed._frontend import element_dtype
-
-    return _core.block_cast(_block(input), element_dtype(dtype), bool(bitcast))
+    return _core.block_cast(_block(input), _element_dtype(dtype), bool(bitcast))
 
 
 def fma(x, y, z):
@@ -287,12 +279,12 @@ def cdiv(x, y):
 
 def program_id(axis):
     """The current program's index along outermost dimension `axis`."""
-    return _builder().program_id(axis)
+    return _current_builder().program_id(axis)
 
 
 def num_programs(axis):
     """The number of programs along outermost dimension `axis`."""
-    return _builder().num_programs(axis)
+    return _current_builder().num_programs(axis)
 
 
 def rand(seed, offsets, n_rounds=10):
@@ -395,21 +387,21 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     accepted and ignored; `boundary_check`/`padding_option` belong to block
     pointers, which are not supported."""
     _no_block_pointer_options(boundary_check, padding_option)
-    return _builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
+    return _current_builder().load_pointer(pointer, _optional_block(mask), _optional_block(other))
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
     """Stores `value` where `pointer` points, where `mask` holds and inside the tensor
     (Triton's cache and eviction keywords are accepted and ignored)."""
     _no_block_pointer_options(boundary_check, "")
-    _builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
+    _current_builder().store_pointer(pointer, _block(value), _optional_block(mask), False)
 
 
 def atomic_add(pointer, val, mask=None, sem=None, scope=None):
     """Adds `val` atomically where `pointer` points (float32, float64, 32/64-bit integers);
     returns the old values (0 where masked). `sem` and `scope` are accepted and ignored
     (every atomic is relaxed and device-wide)."""
-    return _builder().atomic("add", pointer, _block(val), _optional_block(mask), None)
+    return _current_builder().atomic("add", pointer, _block(val), _optional_block(mask), None)
 
 
 def _no_block_pointer_options(boundary_check, padding_option):
@@ -457,6 +449,45 @@ math = _meta.namespace(
 )
 extra = _meta.namespace("extra", libdevice=libdevice, cuda=_meta.namespace("cuda", libdevice=libdevice))
 
-from ninetoothed import _language_blocks  # noqa: E402
+# --- Triton's tensor methods on blocks --------------------------------------------------------
 
-_language_blocks._install_methods()
+
+def _install_methods():
+    """Triton's tensor methods on blocks (`x.to(...)`, `x.T`, `x.sum(...)`, ...), and on the
+    parameters that stand for them."""
+    ntl = sys.modules[__name__]
+    block = _core.Block
+
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return ntl.cast(self, dtype, fp_downcast_rounding, bitcast)
+
+    block.to = to
+    block.T = property(lambda self: ntl.trans(self))
+    block.numel = property(lambda self: functools.reduce(operator.mul, self.shape, 1))
+    block.type = property(lambda self: self.dtype)
+    methods = ["to"]
+    for name in ("reshape", "view", "permute", "ravel", "flip", "split", "broadcast_to", "expand_dims", "reduce",
+                 "associative_scan", "cumsum", "cumprod", "sort", "topk", "gather", "histogram", "trans", "sum",
+                 "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "softmax", "cast", "abs", "exp", "exp2",
+                 "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "erf", "floor", "ceil", "sigmoid", "cdiv",
+                 "div_rn", "logical_and", "logical_or"):
+        if hasattr(ntl, name):
+            setattr(block, name, getattr(ntl, name))
+            methods.append(name)
+    # A parameter stands for its block: the same methods, on the block it loads.
+    def forward(name):
+        def method(self, *args, **kwargs):
+            return getattr(self._ninetoothed_block(), name)(*args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    for name in methods:
+        if name == "to" or not hasattr(_Parameter, name):
+            setattr(_Parameter, name, forward(name))
+    for name in ("T", "numel", "type"):
+        if not hasattr(_Parameter, name):
+            setattr(_Parameter, name, property(lambda self, name=name: getattr(self._ninetoothed_block(), name)))
+
+
+_install_methods()
