@@ -286,13 +286,17 @@ void Emitter::emit_reduce_rows(const Value& v) {
               best = fresh("nt_best");
   Expr rows = Expr(1);
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows = mul(rows, shape[d]);
-  // Bounds, 8 bytes an entry: NT_R <= rows, and NT_R W = ceil(rows / NT_TY) NT_TY NT_TX <=
-  // rows NT_TX + W with NT_TX <= min(W, 2 columns).
+  // Bounds, in entries of the partials' type: NT_R <= rows, and NT_R W = ceil(rows / NT_TY) NT_TY NT_TX <=
+  // rows NT_TX + W, where NT_TX (a power of two) is at most W, less than 2 columns, and, in the
+  // mma layout, 4 NT_WN <= W / 8, else at most max(16, W / pow2ceil(rows)) <= max(16, ceil(W / rows)).
+  // (Without the last bound, a 64 x 64 block's float partials on 128 work-items took 64 KB, not 4.6.)
   const Expr work_items = var(kWorkItemsSymbol);
   const Expr columns = shape.empty() ? Expr(1) : shape.back();
-  const Expr entries =
-      min(mul(rows, work_items), add(mul(rows, min(work_items, mul(columns, int64_t{2}))), work_items));
-  declare_local(at, parts, R + " * " + W, mul(entries, int64_t{8}));
+  const Expr per_row = floordiv(add(work_items, add(rows, int64_t{-1})), rows);
+  const Expr tx_bound = min(min(work_items, mul(columns, int64_t{2})),
+                            max(max(Expr(int64_t{16}), floordiv(work_items, Expr(int64_t{8}))), per_row));
+  const Expr entries = min(mul(rows, work_items), add(mul(rows, tx_bound), work_items));
+  declare_local(at, parts, R + " * " + W, mul(entries, int64_t{c_size(at)}));
   if (arg) declare_local("int", bests, R + " * " + W, mul(entries, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
   barrier();
