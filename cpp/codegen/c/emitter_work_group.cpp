@@ -286,16 +286,18 @@ void Emitter::emit_reduce_rows(const Value& v) {
               best = fresh("nt_best");
   Expr rows = Expr(1);
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows = mul(rows, shape[d]);
-  // Bounds, in entries of the partials' type: NT_R <= rows, and NT_R W = ceil(rows / NT_TY) NT_TY NT_TX <=
-  // rows NT_TX + W, where NT_TX (a power of two) is at most W, less than 2 columns, and, in the
-  // mma layout, 4 NT_WN <= W / 8, else at most max(16, W / pow2ceil(rows)) <= max(16, ceil(W / rows)).
-  // (Without the last bound, a 64 x 64 block's float partials on 128 work-items took 64 KB, not 4.6.)
+  // Bounds, in entries of the partials' type: NT_R <= rows, and NT_R W = ceil(rows / NT_TY) NT_TY NT_TX
+  // <= rows NT_TX + W, where NT_TX (a power of two, at most W) is 4 NT_WN <= W / 8 in the mma layout,
+  // else at most min(pow2ceil(columns), max(16, W / pow2ceil(rows))). Empty blocks count a row and a
+  // column there: the layouts run at least one work-item along them. (Before these bounds, a 64 x 64
+  // block's float partials on 128 work-items took 64 KB, not 4.6.)
   const Expr work_items = var(kWorkItemsSymbol);
-  const Expr columns = shape.empty() ? Expr(1) : shape.back();
-  const Expr per_row = floordiv(add(work_items, add(rows, int64_t{-1})), rows);
-  const Expr tx_bound = min(min(work_items, mul(columns, int64_t{2})),
-                            max(max(Expr(int64_t{16}), floordiv(work_items, Expr(int64_t{8}))), per_row));
-  const Expr entries = min(mul(rows, work_items), add(mul(rows, tx_bound), work_items));
+  const Expr columns = max(shape.empty() ? Expr(1) : shape.back(), Expr(int64_t{1}));
+  const Expr some_rows = max(rows, Expr(int64_t{1}));
+  const Expr per_row = floordiv(add(work_items, add(some_rows, int64_t{-1})), some_rows);
+  const Expr cyclic = min(mul(columns, int64_t{2}), max(Expr(int64_t{16}), per_row));
+  const Expr tx_bound = min(work_items, max(floordiv(work_items, Expr(int64_t{8})), cyclic));
+  const Expr entries = min(mul(some_rows, work_items), add(mul(some_rows, tx_bound), work_items));
   declare_local(at, parts, R + " * " + W, mul(entries, int64_t{c_size(at)}));
   if (arg) declare_local("int", bests, R + " * " + W, mul(entries, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
