@@ -7,7 +7,6 @@ kernel.py's Kernel.
 
 import inspect
 
-from ninetoothed import aot
 from ninetoothed._core import Tensor
 from ninetoothed.kernel import Kernel, _launch_options, check_declared_dtypes
 
@@ -41,6 +40,8 @@ def make(
     options = _launch_options(num_warps, num_stages, max_num_configs)
     tensors = tuple(tensors)  # any iterable, read once
     if caller != "torch":
+        from ninetoothed import aot  # on first use: kernels called from Python never load it
+
         check_declared_dtypes(tensors, kernel_name or "make(caller=...)")
         num_warps = options["num_warps"]
         if isinstance(num_warps, tuple):
