@@ -3,7 +3,7 @@ NVRTC), upstream NineToothed (Triton) and torch, in one run, on one GPU (issue 2
 
 Run by scripts/gpu/run.sh (GPU_BENCHMARK=attention) on a machine with an NVIDIA GPU. The kernels
 are upstream's own tests' (tests/test_attention.py: block_size(64, 128) x block_size(32, 64),
-tuned; tests/test_conv2d.py: an implicit GEMM over the tutorial's matmul arrangement, 64 x 64 x 64
+tuned; tests/test_conv2d.py: an implicit GEMM over the tutorial's matmul arrangement, gpu_cuda's, at 64 x 64 x 64
 blocks as its premake gives them), written out below so that each library makes them with its own
 symbols and language (gpu_cuda.made_by). Each row's result is checked against torch's (float32 math
 on the 16-bit inputs) first. Times as in gpu_cuda.py: "device" from CUDA events around a loop of
@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gpu_cuda import best, made_by, peak_fraction, upstream_kernels  # noqa: E402  (our package first on sys.path)
+from gpu_cuda import best, made_by, matmul_arrangement, peak_fraction, upstream_kernels  # noqa: E402  (our package first on sys.path)
 
 import ninetoothed  # noqa: E402
 import ninetoothed.language  # noqa: E402
@@ -68,15 +68,6 @@ def attention_application(q, k, v, is_causal, o):
         l_i = l_i * alpha + l_ij
     acc /= l_i[:, None]
     o = acc  # noqa: F841
-
-
-def matmul_arrangement(lhs, rhs, output, block_m, block_n, block_k):
-    output_tiled = output.tile((block_m, block_n))
-    lhs_tiled = lhs.tile((block_m, block_k)).tile((1, -1)).expand((-1, output_tiled.shape[1]))
-    lhs_tiled.dtype = lhs_tiled.dtype.squeeze(0)
-    rhs_tiled = rhs.tile((block_k, block_n)).tile((-1, 1)).expand((output_tiled.shape[0], -1))
-    rhs_tiled.dtype = rhs_tiled.dtype.squeeze(1)
-    return lhs_tiled, rhs_tiled, output_tiled
 
 
 def matmul_application(lhs, rhs, output):

@@ -60,8 +60,9 @@ def softmax_arrangement(input, output):
     return input.tile((1, block)), output.tile((1, block))
 
 
-def matmul_arrangement(a, b, c):
-    bm, bn, bk = _NT.block_size(), _NT.block_size(), _NT.block_size()
+def matmul_arrangement(a, b, c, bm=None, bn=None, bk=None):
+    """The tutorial's; block sizes given (as upstream's conv2d gives them) or tuned."""
+    bm, bn, bk = (_NT.block_size() if size is None else size for size in (bm, bn, bk))
     c_tiled = c.tile((bm, bn))
     a_tiled = a.tile((bm, bk)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
     a_tiled.dtype = a_tiled.dtype.squeeze(0)
