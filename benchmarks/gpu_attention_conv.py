@@ -11,7 +11,6 @@ calls; rates are 2 FLOPs a multiply-add (attention: 4 b h s² d, half of it wher
 2 n k p q c r s) and fractions of the data sheet's dense 16-bit peak.
 """
 
-import functools
 import os
 import sys
 
