@@ -346,7 +346,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     prepared->options += "-cl-mad-enable";
     // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
     prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
-    if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU_PREFETCH";
+    if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU";
   }
   if (!target.cuda && plan_.source.work_group_capable) {
     const OpenclWorkGroup group =

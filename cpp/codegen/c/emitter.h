@@ -35,6 +35,7 @@
 #include "codegen/c/emit_context.h"
 #include "codegen/c/kernel_source.h"
 #include "codegen/c/math_calls.h"
+#include "codegen/c/mma_operands.h"
 #include "codegen/dialect.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -322,11 +323,16 @@ class Emitter : public EmitContext {
                               std::string& used_pitch, bool& native);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
   // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
-  // `a16`, `b16`: the operand is staged in its own type (16-bit ones loaded by ldmatrix).
+  // `a16`, `b16`: the operand is staged in its own type (16-bit ones loaded by ldmatrix); `bt`: b is
+  // stored as rows of n (staged_value()).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
-                      bool pairs, bool a16, bool b16);
+                      bool pairs, bool a16, bool b16, bool bt);
+  // What operand `which` of the tensor-core dot `dot` is staged from: b = trans(x) as x (rows of
+  // keys copied as they lie, by cp.async, read by ldmatrix without .trans) where the dialect stages
+  // 16-bit operands in their own type; any other operand as itself.
+  Value staged_value(const Value& dot, int which);
   // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `n` (an mma one): `body` with the
   // tile's four accumulator slots of `acc`, as the mma macros take them.
   using MmaSlots = std::array<std::string, 4>;
@@ -337,14 +343,6 @@ class Emitter : public EmitContext {
   void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
                        const std::string& acc, const std::string& A, const std::string& B,
                        const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
-  // Tensor-core operands staged in their own type (emitter_mma_staging.cpp). The C type of a
-  // staged float16, bfloat16 or float32 element and its size; a statement storing the
-  // compute-type `value` at `at` of `array` (16-bit types rounded to nearest even); a staged
-  // element as the compute type.
-  static std::string staged_type(DType dtype);
-  static int staged_size(DType dtype);  // bytes
-  // The type of a tensor-core dot ("f16", "bf16", "tf32", "tf32x3": its operands and precision), or "".
-  static std::string mma_type(const Value& dot);
   // The rows' pitch of operand `which` (0: a, 1: b) of the tensor-core dot `dot` in local
   // memory, as C, and the padding it adds in the mma layout (`pad`).
   std::string operand_pitch(const Value& dot, int which, int& pad);
@@ -355,9 +353,6 @@ class Emitter : public EmitContext {
                                     const std::vector<Expr>& shape, const std::string& pitch, int pad,
                                     int element_bytes, const std::string& copies,
                                     const std::string& attributes = "");
-  static std::string staged_store(DType dtype, const std::string& array, const std::string& at,
-                                  const std::string& value);
-  static std::string staged_load(DType dtype, const std::string& array, const std::string& at);
   // In the unmasked path of the copy of operand `v` into `array` (rows `pitch` apart): where `v`
   // is a block loaded from a tensor whose block rows are contiguous and 16-byte aligned, 16
   // bytes a thread by cp.async; else `copy` element by element.
@@ -583,6 +578,7 @@ class Emitter : public EmitContext {
   std::map<std::string, std::string> distributed_;         // array name -> value key
   std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
   std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
+  std::map<std::string, std::string> equal_sizes_;         // a size (C) -> one it is asserted equal to
   std::set<std::string> mma_shapes_;                       // collect_mma_shapes()
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope

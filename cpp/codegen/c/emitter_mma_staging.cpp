@@ -64,21 +64,21 @@ int degree_in(const Expr& e, const std::set<std::string>& names) {
 
 }  // namespace
 
-std::string Emitter::staged_type(DType dtype) {
+std::string staged_type(DType dtype) {
   if (dtype == DType::float32) return "float";
   return dtype == DType::float16 ? "half" : "ushort";
 }
 
-int Emitter::staged_size(DType dtype) { return dtype == DType::float32 ? 4 : 2; }
+int staged_size(DType dtype) { return dtype == DType::float32 ? 4 : 2; }
 
-std::string Emitter::staged_store(DType dtype, const std::string& array, const std::string& at,
-                                  const std::string& value) {
+std::string staged_store(DType dtype, const std::string& array, const std::string& at,
+                         const std::string& value) {
   if (dtype == DType::float32) return array + "[" + at + "] = (float)(" + value + ");";
   if (dtype == DType::float16) return "vstore_half_rte((float)(" + value + "), " + at + ", " + array + ");";
   return array + "[" + at + "] = nt_float_to_bf16((float)(" + value + "));";
 }
 
-std::string Emitter::staged_load(DType dtype, const std::string& array, const std::string& at) {
+std::string staged_load(DType dtype, const std::string& array, const std::string& at) {
   if (dtype == DType::float32) return array + "[" + at + "]";
   if (dtype == DType::float16) return "vload_half(" + at + ", " + array + ")";
   return "nt_bf16_to_float(" + array + "[" + at + "])";

@@ -76,7 +76,7 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
   for (const Value& dot : dots) {
     if (mma_type(dot).empty() || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
     for (int which = 0; which < 2; ++which) {
-      const Value& load = dot->operands[which];
+      const Value load = staged_value(dot, which);
       if (load->kind != ValueKind::Load || load->type.shape.size() != 2 ||
           k_.params[load->param].dtype != load->type.dtype || materialized_.count(load.get()))
         continue;

@@ -25,8 +25,30 @@ namespace nt::codegen {
 using namespace nt::ir;
 
 std::string Emitter::shape_key(const std::vector<Expr>& shape) {
+  if (equal_sizes_.empty()) {
+    // Sizes the kernel asserts equal (checked at build time) name one size: a block of
+    // (BM, size of q's last dimension) and one of (BM, size of v's) share a tile layout, so
+    // that a value flowing between them stays in the work-items' registers.
+    equal_sizes_[""] = "";
+    auto root = [&](std::string s) {
+      for (auto it = equal_sizes_.find(s); it != equal_sizes_.end() && it->second != s;
+           it = equal_sizes_.find(s))
+        s = it->second;
+      return s;
+    };
+    for (const auto& [a, b] : k_.assumed_equal) {
+      std::string ra = root(c(simplify(a, env_))), rb = root(c(simplify(b, env_)));
+      if (ra != rb) equal_sizes_[std::max(ra, rb)] = std::min(ra, rb);
+    }
+  }
   std::string key = "[";
-  for (const Expr& s : shape) key += c(simplify(s, env_)) + ",";
+  for (const Expr& s : shape) {
+    std::string size = c(simplify(s, env_));
+    for (auto it = equal_sizes_.find(size); it != equal_sizes_.end() && it->second != size;
+         it = equal_sizes_.find(size))
+      size = it->second;
+    key += size + ",";
+  }
   return key + "]";
 }
 

@@ -48,7 +48,7 @@ bool is_tf32(const std::string& type) { return type == "tf32" || type == "tf32x3
 
 }  // namespace
 
-std::string Emitter::mma_type(const Value& dot) {
+std::string mma_type(const Value& dot) {
   DType a = dot->operands[0]->type.dtype, b = dot->operands[1]->type.dtype;
   if (a != b) return "";
   if (a == DType::float16) return "f16";
@@ -58,13 +58,21 @@ std::string Emitter::mma_type(const Value& dot) {
   return "";
 }
 
+Value Emitter::staged_value(const Value& dot, int which) {
+  const Value& o = dot->operands[which];
+  const std::string mma = mma_type(dot);
+  if (which == 1 && d_.mma_async_staging && o->kind == ValueKind::Trans && !mma.empty() && !is_tf32(mma))
+    return o->operands[0];
+  return o;
+}
+
 std::string Emitter::operand_pitch(const Value& dot, int which, int& pad) {
   if (is_tf32(mma_type(dot)))
     pad = which == 0 ? kPadTf32A : kPadTf32B;
   else
     pad = d_.mma_async_staging ? kPad16 : (which == 0 ? kPadA : kPadB);
   const std::string n = std::to_string(tile_layout(dot->type.shape));
-  const std::string columns = c(simplify(dot->operands[which]->type.shape[1], env_));
+  const std::string columns = c(simplify(staged_value(dot, which)->type.shape[1], env_));
   return "NT_MMA" + n + " ? " + columns + " + " + std::to_string(pad) + " : " + columns;
 }
 
@@ -140,6 +148,9 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   std::string A, B, pitch_a = K, pitch_b = N;
   bool pairs = false;             // a's rows in local memory padded and aligned: even k starts a float pair
   bool a16 = false, b16 = false;  // staged in their own type (pitched_operand())
+  // b = trans(x) staged as x: b's element (k, n) at n * pitch_b + k (staged_value()).
+  const Value stored_b = mma.empty() ? b : staged_value(v, 1);
+  const bool bt = stored_b.get() != b.get();
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
@@ -148,7 +159,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     const std::string padded_a = operand_pitch(v, 0, pad_a), padded_b = operand_pitch(v, 1, pad_b);
     A = pitched_operand(a, dt, padded_a, pad_a, pitch_a, a16);
     pairs = pitch_a != K && !a16;
-    B = pitched_operand(b, dt, padded_b, pad_b, pitch_b, b16);
+    B = pitched_operand(stored_b, dt, padded_b, pad_b, pitch_b, b16);
   }
   // An element of an operand array, as the compute type.
   auto read = [&](const Value& operand, const std::string& array, bool native, const std::string& at) {
@@ -191,7 +202,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     if (is_tf32(mma))
       emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, pitch_a, pitch_b);
     else
-      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16);
+      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16, bt);
     close("} else");
     line_("#endif");
   }
@@ -207,7 +218,8 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   line_("NT_UNROLL");
   open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
   line_("const long nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
-  line_("nt_b[nt_c] = nt_j < " + N + " ? " + read(b, B, b16, "nt_k * (" + pitch_b + ") + nt_j") + " : 0;");
+  const std::string at_b = bt ? "nt_j * (" + pitch_b + ") + nt_k" : "nt_k * (" + pitch_b + ") + nt_j";
+  line_("nt_b[nt_c] = nt_j < " + N + " ? " + read(b, B, b16, at_b) + " : 0;");
   close();
   each([&](const std::string&, const std::string&, const std::string& slot) {
     std::string x = acc + "[" + slot + "]";
@@ -230,7 +242,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
 void Emitter::emit_mma_steps(const std::string& type, int layout, const std::string& tx,
                              const std::string& ty, const std::string& acc, const std::string& A,
                              const std::string& B, const std::string& K, const std::string& pitch_a,
-                             const std::string& pitch_b, bool pairs, bool a16, bool b16) {
+                             const std::string& pitch_b, bool pairs, bool a16, bool b16, bool bt) {
   const std::string n = std::to_string(layout);
   const std::string pack = "nt_pack_" + type + "x2", step = "NT_MMA_M16N8K16_" + type;
   const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
@@ -265,7 +277,28 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   }
   close();
   // b's fragment of the warp's j-th 8 columns: column g, rows 2 t, 2 t + 1 and + 8.
-  if (b16) {
+  if (b16 && bt) {
+    // b stored as rows of n: lane l names row (n) l % 8 of the tile, from column (k) 8 (l / 8 % 2);
+    // lanes 16 on, of the next tile: b's registers 0 and 1 of two tiles a load.
+    const std::string at = " + (8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)) + nt_l % 8) * " + pb +
+                           " + nt_k0 + 8 * (nt_l / 8 % 2)";
+    line_("NT_UNROLL");
+    open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; nt_j += 2)");
+    open("if (nt_j + 1 < NT_C" + n + " / 2)");
+    line_("nt_ldmatrix_x4_pair(nt_fb[nt_j], nt_fb[nt_j + 1], " + B + at + ");");
+    close("} else {");
+    ++indent_;
+    line_("nt_ldmatrix_x2(nt_fb[nt_j], " + B + at + ");");
+    close();
+    close();
+  } else if (bt) {
+    line_("NT_UNROLL");
+    open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
+    line_("const long nt_p = (8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g) * " + pb + " + nt_k0 + 2 * nt_t;");
+    line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + 1]);");
+    line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8], " + B + "[nt_p + 9]);");
+    close();
+  } else if (b16) {
     // Lane l names row (k) l % 16 of the tile; lanes 16 on, of the next tile: two tiles a load.
     line_("NT_UNROLL");
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; nt_j += 2)");

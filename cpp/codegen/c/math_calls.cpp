@@ -54,7 +54,11 @@ inline ushort nt_half_bits(float x) {
   return h;
 }
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
-// exp, exp2 and log of float: range reduction and a polynomial, branch-free
+// exp, exp2 and log of float. GPUs: the device's own (a hardware approximation and its
+// fix-ups; CUDA's and OpenCL's bounds are 2 and 3 ulp), which take a few instructions where the
+// polynomials below take twenty. CPUs (-DNT_CPU):
+#ifdef NT_CPU
+// Range reduction and a polynomial, branch-free
 // (selects only), so that PoCL's loop vectoriser turns a loop calling them into
 // vector code; the OpenCL builtins are calls it cannot vectorise (so would these
 // be, were they not inlined: always_inline). Measured
@@ -121,6 +125,13 @@ inline __attribute__((always_inline)) float nt_log_f(float x) {
   const float y = s * (hfsq + t1 + t2) + k * 9.0580006145e-06f - hfsq + f + k * 6.9313812256e-01f;
   return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
 }
+#else
+inline float nt_exp_f(float x) { return exp(x); }
+// Below -126 the result is subnormal, where a device's relative bound is more than 2 ulp (CUDA's
+// exp2f: 2.4 at -126.16); 2^(x + 32) (x + 32 exact there) scaled by 2^-32 rounds once into them.
+inline float nt_exp2_f(float x) { return x < -126.0f ? exp2(x + 32.0f) * 0x1p-32f : exp2(x); }
+inline float nt_log_f(float x) { return log(x); }
+#endif
 )";
 
 namespace {

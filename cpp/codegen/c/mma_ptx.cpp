@@ -39,6 +39,8 @@ inline uint nt_tf32(float x) {
 
 // ldmatrix's .trans turns rows of k into the column-major pairs mma's b operand wants: thread
 // (g, t) gets rows 2 t and 2 t + 1 of column g of each 8 x 8 matrix, lower k in the low half.
+// Without .trans, from b stored as rows of n (b = trans(x), x staged as it is): thread (g, t)
+// gets columns 2 t and 2 t + 1 of row g, the same pairs.
 const char* const kMmaStagingHelpers = R"CL(inline uint nt_shared_address(const void* p) {
   return (uint)__cvta_generic_to_shared(p);
 }
@@ -50,6 +52,16 @@ inline void nt_cp_async16(void* shared, const void* global) {
 inline void nt_ldmatrix_x4(uint* a, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(nt_shared_address(p)));
+}
+inline void nt_ldmatrix_x2(uint* b, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(b[0]), "=r"(b[1])
+               : "r"(nt_shared_address(p)));
+}
+inline void nt_ldmatrix_x4_pair(uint* b0, uint* b1, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
                : "r"(nt_shared_address(p)));
 }
 inline void nt_ldmatrix_x2_trans(uint* b, const void* p) {

@@ -21,7 +21,9 @@
 //                                                  row-major array, each lane giving one row's
 //                                                  address (rows l % 16, columns 8 (l / 16) on);
 //   nt_ldmatrix_x2_trans(b, p)                     b's uint[2] fragment of a 16 x 8 tile of a
-//   nt_ldmatrix_x4_trans(b0, b1, p)                k-major (row-major k x n) array, or of two.
+//   nt_ldmatrix_x4_trans(b0, b1, p)                k-major (row-major k x n) array, or of two;
+//   nt_ldmatrix_x2(b, p), nt_ldmatrix_x4_pair(b0, b1, p)  the same from an n-major array (b =
+//                                                  trans(x), x staged as it lies).
 // kMmaProbe is a kernel using all of them: the runtime builds it once per device before it
 // builds sources with NT_MMA_SYNC (driver/compiled_kernel.cpp).
 #pragma once
