@@ -53,6 +53,11 @@ struct Dialect {
   // instructions take shared-memory addresses, which CUDA C can name
   // (__cvta_generic_to_shared); elsewhere the operands are staged as floats.
   bool mma_async_staging = false;
+  // Can the work-items of a warp (32 consecutive ones) exchange registers? Then the header defines
+  // NT_SHUFFLE_XOR(x, m): work-item i's x from work-item i ^ m (m < 32, all 32 taking part), for
+  // int, uint, long, ulong, float and double x; row reductions start with it
+  // (emitter_work_group.cpp).
+  bool warp_shuffles = false;
 };
 
 const Dialect& opencl_dialect();

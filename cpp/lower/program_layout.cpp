@@ -102,8 +102,13 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   const std::string cyclic_tx = "NT_MAX(1L, NT_MIN((long)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
                                 "), NT_MAX(16L, (long)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))";
   std::string out = def("ROWS", "(long)(" + rows + ")") + def("COLS", "(long)(" + columns + ")");
+  // NT_FULL: every work-item's every (row, column) lies in the block, so that nests need not test
+  // them (a constant the compiler folds): the work-items fill whole rows of NT_TX, and the rows
+  // and columns are multiples of NT_TY and NT_TX (in the mma layout, of its warps' tiles).
+  const std::string cyclic_full = "NT_WORK_ITEMS % NT_TX" + n + " == 0 && NT_ROWS" + n + " % NT_TY" + n +
+                                  " == 0 && NT_COLS" + n + " % NT_TX" + n + " == 0";
   if (!mma) {
-    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) + def("FULL", cyclic_full) +
            def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
            def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n) + "#define " + name("VLANE") +
            " NT_LANE\n" + "#define " + name("ROW") + "(ty, r) ((ty) + NT_TY" + n + " * (r))\n" + "#define " +
@@ -125,6 +130,7 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
          "#else\n" + def("WM", "1L") + def("WN", "1L") + def("MMA", "0") + "#endif\n";
   const std::string on = "NT_MMA" + n + " ? ";
   out += def("TX", on + "4L * NT_WN" + n + " : " + cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+         def("FULL", on + "NT_WORK_ITEMS / 32 == NT_WM" + n + " * NT_WN" + n + " : " + cyclic_full) +
          def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
          def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n);
   // Lane l of warp w is (ty, tx) = (8 (w / NT_WN) + l / 4, 4 (w % NT_WN) + l % 4).

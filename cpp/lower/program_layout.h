@@ -71,6 +71,7 @@ class ProgramLayout {
   // NT_R<id> x NT_C<id> elements (NT_ROW<id>(ty, r), NT_COL<id>(tx, c)) in its slots
   // r * NT_C + c. Every block of one shape has one layout, so a work-item holds the same
   // elements of every value of that shape; the work-items of a row are those of one ty.
+  // NT_FULL<id>: every work-item's every slot is an element of the block (nests test nothing).
   //
   // The cyclic layout: NT_VLANE = NT_LANE, element (ty + NT_TY r, tx + NT_TX c), NT_TX a
   // power of two: consecutive work-items hold consecutive elements of a row.

@@ -7,6 +7,9 @@ overflow and underflow thresholds, the reduction's interval ends, log near 1),
 and the special values, and checks every result (outputs poisoned first):
 within 2 ulp of numpy's float64 value, NaN, infinities and zeros exactly.
 benchmarks/exp_accuracy.py runs the same check over every float32.
+
+On GPUs the device's own functions replace the polynomials. On CUDA tensors exp2 is Triton's
+(upstream's): the special function unit's ex2.approx.f32, whose bound is its own (ULP_BOUNDS).
 """
 
 import os
@@ -48,6 +51,12 @@ EDGES = {
 }
 
 
+# The largest error allowed, in ulp: 2 for ours; on CUDA tensors (tests/python/conftest.py) exp2
+# is ex2.approx.f32, whose relative error PTX bounds by 2^-22 (2 ulp of the result's spacing
+# at its binade's top, 4 at its bottom) and which keeps subnormal results.
+ULP_BOUNDS = {"exp": 2, "exp2": 4 if os.environ.get("NINETOOTHED_TEST_DEVICE") == "cuda" else 2, "log": 2}
+
+
 def inputs(name):
     rng = np.random.default_rng(list(KERNELS).index(name))
     sample = rng.integers(0, 1 << 32, size=1 << 22, dtype=np.uint64).astype(np.uint32).view(np.float32)
@@ -68,7 +77,8 @@ def test_within_two_ulp_of_float64(name):
     errors, specials_ok = ulp_errors(y, exact)
     assert specials_ok.all(), f"wrong special values at x = {x[~specials_ok][:8]} (got {y[~specials_ok][:8]})"
     worst = int(np.argmax(errors))
-    assert errors[worst] <= 2, f"{name}({x[worst]!r}) = {y[worst]!r}: {errors[worst]:.3f} ulp"
+    print(f"{name}: largest error {errors[worst]:.3f} ulp at {x[worst]!r}")
+    assert errors[worst] <= ULP_BOUNDS[name], f"{name}({x[worst]!r}) = {y[worst]!r}: {errors[worst]:.3f} ulp"
 
 
 def test_ulp_errors_measures_what_it_says():

@@ -116,7 +116,7 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
     index[d] = var(names[d], attrs);
   }
   line_("const long " + names.back() + " = NT_COL" + n + "(" + tx + ", " + col + ");");
-  open("if (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + ")");
+  open("if (NT_FULL" + n + " || (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + "))");
   // The row's digits over the leading sizes, the last fastest.
   std::string rest = row;
   for (size_t d = shape.size() - 1; d-- > 0;) {
@@ -348,13 +348,37 @@ void Emitter::emit_reduce_rows(const Value& v) {
   std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), s = fresh("nt_s");
   const std::string lane = "NT_VLANE" + n;  // the work-items of a row are consecutive in it
   line_(lane_coordinates(std::stoi(n), tx, ty));
+  // The work-items of a row are NT_TX consecutive ones. Where a warp's work-items exchange
+  // registers, the first `span` of them (those in one warp: work-item i's neighbours are i ^ 1,
+  // i ^ 2, ... in the layouts' lanes, up to 4 in the mma layout, whose next ones are other warps)
+  // combine by shuffles first; local memory takes the rest.
+  std::string span = "1";
+  static const std::set<std::string> shuffled = {"int", "uint", "long", "ulong", "float", "double"};
+  const bool shuffles = d_.warp_shuffles && !arg && shuffled.count(at);
+  if (shuffles) {
+    span = fresh("nt_span");
+    const std::string tx_n = "NT_TX" + n;
+    const std::string in_warp = mma_shapes_.count(shape_key(shape))
+                                    ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n + ", 4L) : NT_MIN(" + tx_n + ", 32L))"
+                                    : "NT_MIN(" + tx_n + ", 32L)";
+    line_("const long " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1L;");
+    open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+    line_("NT_UNROLL");
+    open("for (long " + s + " = 1; " + s + " < " + span + "; " + s + " *= 2)");
+    line_(acc + "[nt_r] = " + combine_c(fn, f, acc + "[nt_r]", "NT_SHUFFLE_XOR(" + acc + "[nt_r], " + s + ")") +
+          ";");
+    close();
+    close();
+  }
+  // Then a tree over the row's groups of `span` in local memory, all rows at once.
+  if (shuffles) open("if (NT_TX" + n + " > " + span + ")");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
   line_(parts + "[nt_r * " + W + " + " + lane + "] = " + acc + "[nt_r];");
   if (arg) line_(bests + "[nt_r * " + W + " + " + lane + "] = " + best + "[nt_r];");
   close();
   line_("NT_BARRIER();");
-  // The work-items of a row are NT_TX consecutive ones: a tree over them, all rows at once.
-  open("for (long " + s + " = NT_TX" + n + " / 2; " + s + " > 0; " + s + " /= 2)");
+  open("for (long " + s + " = NT_TX" + n + " / 2; " + s + (shuffles ? " >= " + span : " > 0") + "; " + s +
+       " /= 2)");
   open("if (" + tx + " < " + s + ")");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
   const std::string slot = "[nt_r * " + W + " + " + lane, partner = slot + " + " + s + "]";
@@ -364,10 +388,12 @@ void Emitter::emit_reduce_rows(const Value& v) {
   close();
   line_("NT_BARRIER();");
   close();
+  if (shuffles) close();
   open("if (" + tx + " == 0)");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
   line_("const long nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");
   std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + " + lane + "]";
+  if (shuffles) result = "(NT_TX" + n + " > " + span + " ? " + result + " : " + acc + "[nt_r])";
   line_("if (nt_row < NT_ROWS" + n + ") " + (scalar ? name : name + "[nt_row]") + " = (" + ct + ")" + result +
         ";");
   close();

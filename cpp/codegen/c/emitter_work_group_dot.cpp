@@ -122,9 +122,12 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   declare_operand_array(ct, name, v->type.shape, pitch, pad, native ? staged_size(v->type.dtype) : c_size(ct),
                         "", " __attribute__((aligned(8)))");
   barrier();
+  // A conversion to the staged 16-bit type (p.to(float16)) is the staged store's own rounding.
+  const bool rounds = native && v->kind == ValueKind::Cast &&
+                      (v->type.dtype == DType::float16 || v->type.dtype == DType::bfloat16);
   auto copy = [&](const std::vector<Expr>& i) {
     const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
-    line_(native ? staged_store(v->type.dtype, name, at, elem(v, i))
+    line_(native ? staged_store(v->type.dtype, name, at, elem(rounds ? v->operands[0] : v, i))
                  : name + "[" + at + "] = (" + ct + ")(" + elem(v, i) + ");");
   };
   if (native)

@@ -54,9 +54,9 @@ inline ushort nt_half_bits(float x) {
   return h;
 }
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
-// exp, exp2 and log of float. GPUs: the device's own (a hardware approximation and its
-// fix-ups; CUDA's and OpenCL's bounds are 2 and 3 ulp), which take a few instructions where the
-// polynomials below take twenty. CPUs (-DNT_CPU):
+// exp, exp2 and log of float. GPUs: the device's own, a few instructions where the polynomials
+// below take twenty: in CUDA C exp2 is Triton's (the dialect's NT_EXP2_APPROX: ex2.approx.f32),
+// exp and log CUDA's (2 and 1 ulp); elsewhere OpenCL's (3 ulp bounds). CPUs (-DNT_CPU):
 #ifdef NT_CPU
 // Range reduction and a polynomial, branch-free
 // (selects only), so that PoCL's loop vectoriser turns a loop calling them into
@@ -125,6 +125,11 @@ inline __attribute__((always_inline)) float nt_log_f(float x) {
   const float y = s * (hfsq + t1 + t2) + k * 9.0580006145e-06f - hfsq + f + k * 6.9313812256e-01f;
   return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
 }
+#elif defined(NT_EXP2_APPROX)
+// The dialect's hardware 2^x (CUDA C: Triton's exp2), the device's own exp and log.
+inline float nt_exp_f(float x) { return exp(x); }
+inline float nt_exp2_f(float x) { return NT_EXP2_APPROX(x); }
+inline float nt_log_f(float x) { return log(x); }
 #else
 inline float nt_exp_f(float x) { return exp(x); }
 // Below -126 the result is subnormal, where a device's relative bound is more than 2 ulp (CUDA's

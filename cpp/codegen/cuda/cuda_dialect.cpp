@@ -154,6 +154,15 @@ NT_D long atom_min(volatile long* p, long v) { return atomicMin((long long*)p, (
 NT_D ulong atom_max(volatile ulong* p, ulong v) { return atomicMax((unsigned long long*)p, (unsigned long long)v); }
 NT_D ulong atom_min(volatile ulong* p, ulong v) { return atomicMin((unsigned long long*)p, (unsigned long long)v); }
 NT_D float atomic_xchg(volatile float* p, float v) { return atomicExch((float*)p, v); }
+#define NT_SHUFFLE_XOR(x, m) __shfl_xor_sync(0xffffffffu, (x), (int)(m))
+// 2^x by the special function unit, as Triton's exp2 on NVIDIA GPUs (ex2.approx.f32, subnormal
+// results kept): math_calls.cpp's nt_exp2_f.
+NT_D float nt_ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#define NT_EXP2_APPROX(x) nt_ex2_approx(x)
 )";
 
 }  // namespace
@@ -178,6 +187,7 @@ const Dialect& cuda_dialect() {
       .header = kCudaHeader,
       .work_item_form = false,
       .mma_async_staging = true,
+      .warp_shuffles = true,
   };
   return dialect;
 }

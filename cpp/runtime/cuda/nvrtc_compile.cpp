@@ -36,9 +36,14 @@ struct ProgramHandle {
 
 size_t num_nvrtc_compiles() { return g_compiles; }
 
-std::string compile_cuda_image(const std::string& source, const std::string& options,
+std::string compile_cuda_image(const std::string& source, const std::string& given_options,
                                const std::string& architecture) {
   const NvrtcApi& api = nvrtc();
+  // NINETOOTHED_NVRTC_OPTIONS: more options for every build, such as -lineinfo for a profiler's
+  // view of the source (Nsight Compute's, docs/performance.md).
+  std::string options = given_options;
+  if (const char* extra = std::getenv("NINETOOTHED_NVRTC_OPTIONS"); extra && *extra)
+    options += std::string(" ") + extra;
   const std::string key = architecture + "|nvrtc " + nvrtc_version() + "|" + options + "|" + source;
   if (auto cubin = DiskCache::instance().read("cuda-programs", key)) return *cubin;
 
