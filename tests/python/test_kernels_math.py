@@ -8,8 +8,8 @@ and the special values, and checks every result (outputs poisoned first):
 within 2 ulp of numpy's float64 value, NaN, infinities and zeros exactly.
 benchmarks/exp_accuracy.py runs the same check over every float32.
 
-On GPUs the device's own functions replace the polynomials. On CUDA tensors exp2 is Triton's
-(upstream's): the special function unit's ex2.approx.f32, whose bound is its own (ULP_BOUNDS).
+On CUDA tensors CUDA's own functions replace the polynomials, and exp2 is Triton's (upstream's):
+the special function unit's ex2.approx.f32, whose bound is its own (ULP_BOUNDS).
 """
 
 import os
@@ -51,9 +51,9 @@ EDGES = {
 }
 
 
-# The largest error allowed, in ulp: 2 for ours; on CUDA tensors (tests/python/conftest.py) exp2
-# is ex2.approx.f32, whose relative error PTX bounds by 2^-22 (2 ulp of the result's spacing
-# at its binade's top, 4 at its bottom) and which keeps subnormal results.
+# The largest error allowed, in ulp: 2 for ours and CUDA's; on CUDA tensors (tests/python/conftest.py)
+# exp2 is ex2.approx.f32, an approximation to a relative error (about 2^-22), which is up to 4 ulp
+# of a result at the bottom of its binade.
 ULP_BOUNDS = {"exp": 2, "exp2": 4 if os.environ.get("NINETOOTHED_TEST_DEVICE") == "cuda" else 2, "log": 2}
 
 

@@ -13,8 +13,7 @@ const char* const kPreamble =
 #ifndef NT_VECTOR_BYTES
 #define NT_VECTOR_BYTES 64
 #endif
-// A prefetch hint where the device's compiler takes one on global memory (CPUs: -DNT_CPU, which
-// also picks math_calls.cpp's exp, exp2 and log);
+// A prefetch hint where the device's compiler takes one on global memory (CPUs: -DNT_CPU);
 // nothing elsewhere (NVIDIA's OpenCL refuses __builtin_prefetch on a __global pointer).
 #ifdef NT_CPU
 #define NT_PREFETCH(address) __builtin_prefetch(address, 0, 2)

@@ -54,10 +54,11 @@ inline ushort nt_half_bits(float x) {
   return h;
 }
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
-// exp, exp2 and log of float. GPUs: the device's own, a few instructions where the polynomials
-// below take twenty: in CUDA C exp2 is Triton's (the dialect's NT_EXP2_APPROX: ex2.approx.f32),
-// exp and log CUDA's (2 and 1 ulp); elsewhere OpenCL's (3 ulp bounds). CPUs (-DNT_CPU):
-#ifdef NT_CPU
+// exp, exp2 and log of float. CUDA C (whose dialect defines NT_EXP2_APPROX): exp2 is Triton's,
+// the special function unit's ex2.approx.f32, and exp and log CUDA's (2 and 1 ulp), a few
+// instructions where the polynomials below take twenty. Every OpenCL device (on NVIDIA's, exp2
+// measured 2.06 ulp):
+#ifndef NT_EXP2_APPROX
 // Range reduction and a polynomial, branch-free
 // (selects only), so that PoCL's loop vectoriser turns a loop calling them into
 // vector code; the OpenCL builtins are calls it cannot vectorise (so would these
@@ -125,16 +126,9 @@ inline __attribute__((always_inline)) float nt_log_f(float x) {
   const float y = s * (hfsq + t1 + t2) + k * 9.0580006145e-06f - hfsq + f + k * 6.9313812256e-01f;
   return x > 0.0f ? (x == INFINITY ? x : y) : (x == 0.0f ? -INFINITY : NAN);
 }
-#elif defined(NT_EXP2_APPROX)
-// The dialect's hardware 2^x (CUDA C: Triton's exp2), the device's own exp and log.
-inline float nt_exp_f(float x) { return exp(x); }
-inline float nt_exp2_f(float x) { return NT_EXP2_APPROX(x); }
-inline float nt_log_f(float x) { return log(x); }
 #else
 inline float nt_exp_f(float x) { return exp(x); }
-// Below -126 the result is subnormal, where a device's relative bound is more than 2 ulp (CUDA's
-// exp2f: 2.4 at -126.16); 2^(x + 32) (x + 32 exact there) scaled by 2^-32 rounds once into them.
-inline float nt_exp2_f(float x) { return x < -126.0f ? exp2(x + 32.0f) * 0x1p-32f : exp2(x); }
+inline float nt_exp2_f(float x) { return NT_EXP2_APPROX(x); }
 inline float nt_log_f(float x) { return log(x); }
 #endif
 )";
