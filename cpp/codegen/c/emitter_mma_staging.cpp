@@ -166,8 +166,11 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
        columns + "); " + element + " += NT_WORK_ITEMS)");
-  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = " + element +
-        " % (" + columns + ");");
+  // Where the work-group is whole rows of the block, a work-item's column is the same at every
+  // element it copies: written as such, what depends on the column alone (an implicit GEMM's
+  // channel and filter position) is computed once, out of the loop.
+  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (NT_WORK_ITEMS % (" +
+        columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
   const bool was_fast = fast_;
   fast_ = false;
   const std::string mask = mask_of(a, {i, j});
