@@ -54,26 +54,24 @@ inline void nt_ldmatrix_x4(uint* a, const void* p) {
                : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
                : "r"(nt_shared_address(p)));
 }
-inline void nt_ldmatrix_x2(uint* b, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-               : "=r"(b[0]), "=r"(b[1])
-               : "r"(nt_shared_address(p)));
-}
-inline void nt_ldmatrix_x4_pair(uint* b0, uint* b1, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
-               : "r"(nt_shared_address(p)));
-}
-inline void nt_ldmatrix_x2_trans(uint* b, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-               : "=r"(b[0]), "=r"(b[1])
-               : "r"(nt_shared_address(p)));
-}
-inline void nt_ldmatrix_x4_trans(uint* b0, uint* b1, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
-               : "r"(nt_shared_address(p)));
-}
+// b's fragments, one tile (x2: registers 0 and 1) or two (x4: b0's and b1's), from rows of k
+// (`.trans`) or of n.
+#define NT_LDMATRIX_B1(name, trans)                                                  \
+  inline void name(uint* b, const void* p) {                                         \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2" trans ".shared.b16 {%0, %1}, [%2];" \
+                 : "=r"(b[0]), "=r"(b[1])                                            \
+                 : "r"(nt_shared_address(p)));                                       \
+  }
+#define NT_LDMATRIX_B2(name, trans)                                                                  \
+  inline void name(uint* b0, uint* b1, const void* p) {                                              \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4" trans ".shared.b16 {%0, %1, %2, %3}, [%4];"         \
+                 : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])                                \
+                 : "r"(nt_shared_address(p)));                                                       \
+  }
+NT_LDMATRIX_B1(nt_ldmatrix_x2, "")
+NT_LDMATRIX_B2(nt_ldmatrix_x4_pair, "")
+NT_LDMATRIX_B1(nt_ldmatrix_x2_trans, ".trans")
+NT_LDMATRIX_B2(nt_ldmatrix_x4_trans, ".trans")
 )CL";
 
 const char* const kMmaProbe = R"CL(__kernel void nt_mma_probe(__global float* x) {
