@@ -113,8 +113,11 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   loaded_params_.insert(load->param);
   open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " + width +
        "); " + chunk + " += NT_WORK_ITEMS)");
-  line_("const long " + i->name + " = " + chunk + " / ((" + columns + ") / " + width + "), " + j->name +
-        " = " + chunk + " % ((" + columns + ") / " + width + ") * " + width + ";");
+  // As in stage_block(): a work-item's column is the same at every copy where the work-group is
+  // whole rows of chunks, so that only the row moves its addresses.
+  const std::string per_row = "((" + columns + ") / " + width + ")";
+  line_("const long " + i->name + " = " + chunk + " / " + per_row + ", " + j->name + " = (NT_WORK_ITEMS % " +
+        per_row + " == 0 ? NT_LANE : " + chunk + ") % " + per_row + " * " + width + ";");
   line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
