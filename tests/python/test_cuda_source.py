@@ -7,6 +7,8 @@ NINETOOTHED_TEST_DEVICE=cuda (scripts/gpu/run.sh); this file tests what that swi
 """
 
 import math
+import os
+import re
 import sys
 
 import pytest
@@ -144,6 +146,28 @@ def test_a_transposed_operand_is_staged_as_it_lies():
     plain = make_matmul(ninetoothed.float16).cuda_source
     body = plain[plain.index("__global__"):]
     assert "nt_ldmatrix_x4_trans(" in body and "nt_ldmatrix_x4_pair(" not in body
+
+
+def test_an_operand_bound_before_its_loop_is_staged_once():
+    """Flash attention's dot(q_scaled, trans(k[i])): q_scaled, a Let bound before the key loop, is
+    staged once before the loop in its own type (16-bit, padded rows), read by ldmatrix in every
+    iteration, and held as floats nowhere in shared memory."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_kernels_attention import KERNEL
+
+    q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
+    o = torch.empty_like(q)
+    KERNEL(q, k, v, 0.25, False, o, BLOCK_M=32, BLOCK_N=16)
+    source = KERNEL._binder.last.cuda_source
+    body = source[source.index("__global__"):]
+    loop = body.index("for (long nt_i")
+    staged = re.findall(r"half\* (nt_invariant\d+) = ", body)
+    assert len(staged) == 1, staged
+    fill = re.search(r"vstore_half_rte\(\(float\)\((nt_let\d+)\[\(nt_r\d+ \* NT_C\d+ \+ nt_c\d+\)\]\), [^;]*, "
+                     + staged[0] + r"\);", body)
+    assert fill and fill.start() < loop  # filled before the loop, from the Let's registers
+    assert f"float* {fill.group(1)} = " not in body  # the Let is not held in shared memory as floats
+    assert "nt_ldmatrix_x4(nt_fa[nt_i], " + staged[0] in body[loop:]
 
 
 needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")

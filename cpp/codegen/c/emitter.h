@@ -381,6 +381,9 @@ class Emitter : public EmitContext {
   // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
   // dialect has no asynchronous staging.
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
+  // The operands of `loop`'s tensor-core dots bound before it (Lets), staged before it, once, in
+  // their own type (staged_operands_ until the loop ends: the returned keys).
+  std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);
   // The copies of the operands' blocks at loop index `index` (C), where it is below `stop`, into
   // slot `slot`, committed as one cp.async group (empty past the loop's end).
   void stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands, const std::string& index,

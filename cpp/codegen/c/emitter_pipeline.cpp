@@ -17,6 +17,11 @@
 // element by element with its masks (stage_block(), emitter_mma_staging.cpp). NT_STAGES is 1
 // (each iteration waits for its own copies: no overlap) up to what shared memory holds; the
 // runtime sets it from num_stages (driver/compiled_kernel_cuda.cpp).
+//
+// An operand bound before the loop (attention's q, scaled) is staged once, before the loop, in its
+// own type with the padded pitch, and every iteration's dot reads its fragments from there
+// (stage_invariant_operands()).
+#include <map>
 #include <set>
 #include <string>
 
@@ -48,15 +53,18 @@ bool writes_memory(const StmtList& body) {
   return false;
 }
 
-}  // namespace
+// The Lets `body` binds, in nested statements too.
+void lets_of(const StmtList& body, std::set<int>& ids) {
+  for (const Stmt& s : body) {
+    if (s->kind == StmtKind::Let) ids.insert(s->id);
+    lets_of(s->body, ids);
+    lets_of(s->orelse, ids);
+  }
+}
 
-std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop) {
-  std::vector<PipelinedOperand> operands;
-  if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return operands;
-  if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;
-  if (writes_memory(loop->body)) return operands;
-  // The dots of the body's own statements (not of nested loops or branches: those run a
-  // varying number of times).
+// The dots of the body's own statements (not of nested loops or branches: those run a varying
+// number of times).
+std::vector<Value> body_dots(const Stmt& loop) {
   std::vector<Value> dots;
   struct Dots : IRVisitor {
     using IRVisitor::visit;
@@ -72,8 +80,56 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
         s->value)
       visitor.visit(s->value);
   }
+  return dots;
+}
+
+}  // namespace
+
+std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop) {
+  std::vector<const ValueNode*> staged;
+  if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return staged;
+  std::set<int> inside;
+  lets_of(loop->body, inside);
+  std::map<int, std::pair<std::string, std::string>> by_let;  // a Let's staged copy: array, pitch
+  for (const Value& dot : body_dots(loop)) {
+    const std::string mma = mma_type(dot);
+    if ((mma != "f16" && mma != "bf16") || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
+    for (int which = 0; which < 2; ++which) {
+      const Value v = staged_value(dot, which);
+      if (v->kind != ValueKind::LetRef || inside.count(v->id) || v->type.shape.size() != 2 ||
+          staged_operands_.count(v.get()))
+        continue;
+      auto found = by_let.find(v->id);
+      if (found == by_let.end()) {
+        int pad = 0;
+        const std::string pitch = operand_pitch(dot, which, pad), name = fresh("nt_invariant");
+        declare_operand_array(staged_type(v->type.dtype), name, v->type.shape, pitch, pad,
+                              staged_size(v->type.dtype), "");
+        barrier();
+        nest(
+            v->type.shape, {v}, nullptr,
+            [&](const std::vector<Expr>& i) {
+              line_(
+                  staged_store(v->type.dtype, name, c(i[0]) + " * (" + pitch + ") + " + c(i[1]), elem(v, i)));
+            },
+            false);
+        barrier();
+        found = by_let.emplace(v->id, std::make_pair(name, pitch)).first;
+      }
+      staged_operands_[v.get()] = found->second;
+      staged.push_back(v.get());
+    }
+  }
+  return staged;
+}
+
+std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop) {
+  std::vector<PipelinedOperand> operands;
+  if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return operands;
+  if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;
+  if (writes_memory(loop->body)) return operands;
   std::set<const ValueNode*> seen;
-  for (const Value& dot : dots) {
+  for (const Value& dot : body_dots(loop)) {
     if (mma_type(dot).empty() || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
     for (int which = 0; which < 2; ++which) {
       const Value load = staged_value(dot, which);

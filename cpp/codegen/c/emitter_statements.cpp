@@ -276,6 +276,7 @@ void Emitter::emit_for_loop(const Stmt& s) {
     cond = "(" + step + " > 0 ? " + v + " < (long)(" + stop + ") : " + v + " > (long)(" + stop + "))";
   // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
   // iterations' copies start before the loop; `it` counts iterations.
+  const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
   const std::vector<PipelinedOperand> ahead = pipelined_operands(s);
   std::string it;
   if (!ahead.empty()) {
@@ -312,6 +313,7 @@ void Emitter::emit_for_loop(const Stmt& s) {
   }
   close();
   if (!ahead.empty()) line_("NT_CP_ASYNC_WAIT(0);");
+  for (const ValueNode* v : invariant) staged_operands_.erase(v);
 }
 
 }  // namespace nt::codegen
