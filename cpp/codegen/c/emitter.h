@@ -79,6 +79,7 @@ class Emitter : public EmitContext {
         must_share_(std::move(shared)) {
     layout_.add_bounds(env_);
     for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
+    collect_equal_sizes();
     if (group_) {
       count_accesses();
       collect_mma_shapes();
@@ -255,6 +256,8 @@ class Emitter : public EmitContext {
     std::string row_slot;            // the slot's row r (0 <= r < NT_R), as C
   };
   std::string shape_key(const std::vector<Expr>& shape);
+  void collect_equal_sizes();                      // equal_sizes_, from k_.assumed_equal
+  std::string equal_size(std::string size) const;  // the size (C) its equals all name
   static bool same_index(const std::vector<std::string>& names, const std::vector<Expr>& index);
   // The key a held value goes by in must_share_/misaligned_.
   static std::string let_key(int id);
@@ -321,17 +324,19 @@ class Emitter : public EmitContext {
   // their bits), not `dtype`'s compute type.
   std::string pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
                               std::string& used_pitch, bool& native);
+  // `v` copied, between barriers, into a new array `prefix<n>` of the above (its own type where
+  // d_.mma_async_staging) for a tensor-core dot.
+  std::string staged_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+                             const std::string& prefix);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
   // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
-  // `a16`, `b16`: the operand is staged in its own type (16-bit ones loaded by ldmatrix); `bt`: b is
-  // stored as rows of n (staged_value()).
+  // `a16`, `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
                       bool pairs, bool a16, bool b16, bool bt);
-  // What operand `which` of the tensor-core dot `dot` is staged from: b = trans(x) as x (rows of
-  // keys copied as they lie, by cp.async, read by ldmatrix without .trans) where the dialect stages
-  // 16-bit operands in their own type; any other operand as itself.
+  // What operand `which` of tensor-core dot `dot` is staged from: b = trans(x) as x (rows copied as
+  // they lie, read by ldmatrix without .trans) where 16-bit operands are staged in their own type.
   Value staged_value(const Value& dot, int which);
   // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `n` (an mma one): `body` with the
   // tile's four accumulator slots of `acc`, as the mma macros take them.
@@ -381,8 +386,7 @@ class Emitter : public EmitContext {
   // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
   // dialect has no asynchronous staging.
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
-  // The operands of `loop`'s tensor-core dots bound before it (Lets), staged before it, once, in
-  // their own type (staged_operands_ until the loop ends: the returned keys).
+  // `loop`'s dots' operands bound before it (Lets), staged once before it (the keys to drop after).
   std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);
   // The copies of the operands' blocks at loop index `index` (C), where it is below `stop`, into
   // slot `slot`, committed as one cp.async group (empty past the loop's end).

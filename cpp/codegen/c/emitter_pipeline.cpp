@@ -102,18 +102,8 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
       auto found = by_let.find(v->id);
       if (found == by_let.end()) {
         int pad = 0;
-        const std::string pitch = operand_pitch(dot, which, pad), name = fresh("nt_invariant");
-        declare_operand_array(staged_type(v->type.dtype), name, v->type.shape, pitch, pad,
-                              staged_size(v->type.dtype), "");
-        barrier();
-        nest(
-            v->type.shape, {v}, nullptr,
-            [&](const std::vector<Expr>& i) {
-              line_(
-                  staged_store(v->type.dtype, name, c(i[0]) + " * (" + pitch + ") + " + c(i[1]), elem(v, i)));
-            },
-            false);
-        barrier();
+        const std::string pitch = operand_pitch(dot, which, pad);
+        const std::string name = staged_operand(v, v->type.dtype, pitch, pad, "nt_invariant");
         found = by_let.emplace(v->id, std::make_pair(name, pitch)).first;
       }
       staged_operands_[v.get()] = found->second;

@@ -24,31 +24,26 @@ namespace nt::codegen {
 
 using namespace nt::ir;
 
+void Emitter::collect_equal_sizes() {
+  // Sizes the kernel asserts equal (checked at build time) name one size: a block of (BM, size
+  // of q's last dimension) and one of (BM, size of v's) share a tile layout, so that a value
+  // flowing between them stays in the work-items' registers. Each maps to a smaller one, so the
+  // chains end.
+  for (const auto& [a, b] : k_.assumed_equal) {
+    const std::string ra = equal_size(c(simplify(a, env_))), rb = equal_size(c(simplify(b, env_)));
+    if (ra != rb) equal_sizes_[std::max(ra, rb)] = std::min(ra, rb);
+  }
+}
+
+std::string Emitter::equal_size(std::string size) const {
+  for (auto it = equal_sizes_.find(size); it != equal_sizes_.end(); it = equal_sizes_.find(size))
+    size = it->second;
+  return size;
+}
+
 std::string Emitter::shape_key(const std::vector<Expr>& shape) {
-  if (equal_sizes_.empty()) {
-    // Sizes the kernel asserts equal (checked at build time) name one size: a block of
-    // (BM, size of q's last dimension) and one of (BM, size of v's) share a tile layout, so
-    // that a value flowing between them stays in the work-items' registers.
-    equal_sizes_[""] = "";
-    auto root = [&](std::string s) {
-      for (auto it = equal_sizes_.find(s); it != equal_sizes_.end() && it->second != s;
-           it = equal_sizes_.find(s))
-        s = it->second;
-      return s;
-    };
-    for (const auto& [a, b] : k_.assumed_equal) {
-      std::string ra = root(c(simplify(a, env_))), rb = root(c(simplify(b, env_)));
-      if (ra != rb) equal_sizes_[std::max(ra, rb)] = std::min(ra, rb);
-    }
-  }
   std::string key = "[";
-  for (const Expr& s : shape) {
-    std::string size = c(simplify(s, env_));
-    for (auto it = equal_sizes_.find(size); it != equal_sizes_.end() && it->second != size;
-         it = equal_sizes_.find(size))
-      size = it->second;
-    key += size + ",";
-  }
+  for (const Expr& s : shape) key += equal_size(c(simplify(s, env_))) + ",";
   return key + "]";
 }
 
@@ -116,7 +111,8 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
     index[d] = var(names[d], attrs);
   }
   line_("const long " + names.back() + " = NT_COL" + n + "(" + tx + ", " + col + ");");
-  open("if (NT_FULL" + n + " || (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n + "))");
+  open("if (NT_FULL" + n + " || (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n +
+       "))");
   // The row's digits over the leading sizes, the last fastest.
   std::string rest = row;
   for (size_t d = shape.size() - 1; d-- > 0;) {
@@ -358,15 +354,15 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (shuffles) {
     span = fresh("nt_span");
     const std::string tx_n = "NT_TX" + n;
-    const std::string in_warp = mma_shapes_.count(shape_key(shape))
-                                    ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n + ", 4L) : NT_MIN(" + tx_n + ", 32L))"
-                                    : "NT_MIN(" + tx_n + ", 32L)";
+    const std::string in_warp = mma_shapes_.count(shape_key(shape)) ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n +
+                                                                          ", 4L) : NT_MIN(" + tx_n + ", 32L))"
+                                                                    : "NT_MIN(" + tx_n + ", 32L)";
     line_("const long " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1L;");
     open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
     line_("NT_UNROLL");
     open("for (long " + s + " = 1; " + s + " < " + span + "; " + s + " *= 2)");
-    line_(acc + "[nt_r] = " + combine_c(fn, f, acc + "[nt_r]", "NT_SHUFFLE_XOR(" + acc + "[nt_r], " + s + ")") +
-          ";");
+    line_(acc + "[nt_r] = " +
+          combine_c(fn, f, acc + "[nt_r]", "NT_SHUFFLE_XOR(" + acc + "[nt_r], " + s + ")") + ";");
     close();
     close();
   }

@@ -114,10 +114,16 @@ std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::str
   used_pitch = c(simplify(v->type.shape[1], env_));
   native = false;
   if (!found.empty()) return found;
-  std::string name = fresh("nt_op");
   native = d_.mma_async_staging;
-  std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
   used_pitch = pitch;
+  return staged_operand(v, dtype, pitch, pad, "nt_op");
+}
+
+std::string Emitter::staged_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+                                    const std::string& prefix) {
+  const std::string name = fresh(prefix);
+  const bool native = d_.mma_async_staging;
+  std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
   declare_operand_array(ct, name, v->type.shape, pitch, pad, native ? staged_size(v->type.dtype) : c_size(ct),
                         "", " __attribute__((aligned(8)))");
