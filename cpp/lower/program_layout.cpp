@@ -89,8 +89,8 @@ std::string ProgramLayout::tile_macros(std::string_view barrier, std::string_vie
          "\n#define NT_UNROLL _Pragma(\"unroll\")\n#else\n#define NT_UNROLL\n#endif\n";
 }
 
-std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns,
-                                       bool mma) {
+std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns, bool mma,
+                                       bool warpgroups) {
   std::string n = std::to_string(id);
   auto name = [&](const std::string& macro) { return "NT_" + macro + n; };
   auto def = [&](const std::string& macro, const std::string& value) {
@@ -108,8 +108,8 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   const std::string cyclic_full = "NT_WORK_ITEMS % NT_TX" + n + " == 0 && NT_ROWS" + n + " % NT_TY" + n +
                                   " == 0 && NT_COLS" + n + " % NT_TX" + n + " == 0";
   if (!mma) {
-    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) + def("FULL", cyclic_full) +
-           def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
+    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+           def("FULL", cyclic_full) + def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
            def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n) + "#define " + name("VLANE") +
            " NT_LANE\n" + "#define " + name("ROW") + "(ty, r) ((ty) + NT_TY" + n + " * (r))\n" + "#define " +
            name("COL") + "(tx, c) ((tx) + NT_TX" + n + " * (c))\n";
@@ -124,10 +124,20 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
     wm = "(" + k + " <= " + warps + " && " + k + " * " + k + " * NT_COLS" + n + " <= " + warps +
          " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16L * " + k + ") == 0) ? " + k + " : " + wm;
   }
-  out += "#ifdef NT_MMA_LAYOUT\n" + def("WM", wm) + def("WN", "NT_MAX(1L, " + warps + " / NT_WM" + n + ")") +
+  std::string wgmma;
+  if (warpgroups) {
+    wgmma = "#ifdef NT_WGMMA\n" +
+            def("WGMMA", "NT_WORK_ITEMS % 128 == 0 && NT_ROWS" + n + " % (16L * " + warps +
+                             ") == 0 && NT_COLS" + n + " % 16 == 0") +
+            "#else\n" + def("WGMMA", "0") + "#endif\n";
+    wm = "NT_WGMMA" + n + " ? " + warps + " : " + wm;
+  }
+  out += "#ifdef NT_MMA_LAYOUT\n" + wgmma + def("WM", wm) +
+         def("WN", "NT_MAX(1L, " + warps + " / NT_WM" + n + ")") +
          def("MMA", "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16L * NT_WM" + n +
                         ") == 0 && NT_COLS" + n + " % (8L * NT_WN" + n + ") == 0") +
-         "#else\n" + def("WM", "1L") + def("WN", "1L") + def("MMA", "0") + "#endif\n";
+         "#else\n" + (warpgroups ? def("WGMMA", "0") : "") + def("WM", "1L") + def("WN", "1L") +
+         def("MMA", "0") + "#endif\n";
   const std::string on = "NT_MMA" + n + " ? ";
   out += def("TX", on + "4L * NT_WN" + n + " : " + cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
          def("FULL", on + "NT_WORK_ITEMS / 32 == NT_WM" + n + " * NT_WN" + n + " : " + cyclic_full) +

@@ -83,8 +83,11 @@ class ProgramLayout {
   // holds, of each 16 x 8 tile (i, j) of its warp's, rows 16 (wm + NT_WM i) + g and + 8 and
   // columns 8 (wn + NT_WN j) + 2 t and + 1: ty = 8 wm + g, tx = 4 wn + t, slot row
   // r = 2 i + (the row's half), slot column c = 2 j + (the column's parity).
+  // `warpgroups` (CUDA C): where the source is built with NT_WGMMA (sm_90a) and the rows divide
+  // into the warps' 16-row tiles and the columns into 16s, NT_WGMMA<id> holds and the grid is
+  // NT_WM = the warps by NT_WN = 1, the accumulators of wgmma's m64nN (codegen/c/wgmma_ptx.h).
   static std::string tile_layout(int id, const std::string& rows, const std::string& columns,
-                                 bool mma = false);
+                                 bool mma = false, bool warpgroups = false);
   // The global and local work sizes for `num_programs` programs of `work_items` each.
   static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
   static size_t local_size(size_t work_items = 1) { return work_items; }

@@ -117,7 +117,7 @@ def test_cuda_source_is_cuda_c(name):
     # Nor of the CPU's work-item form (vectors of 16 floats, register transposes).
     assert "float16 nt_" not in source and "vload16" not in source and "nt_transpose" not in source
     if name != "add":  # values shared over a thread block
-        assert "extern __shared__ __align__(16) char nt_shared[];" in source
+        assert "extern __shared__ __align__(1024) char nt_shared[];" in source
         assert "#define NT_BARRIER() __syncthreads()" in source
 
 

@@ -18,7 +18,12 @@ import ninetoothed.language as ntl
 from ninetoothed import Tensor, _core
 
 # The matmul test_cuda_source.py builds, with its block-size symbols BM, BN, BK.
-from test_cuda_source import matmul_application, matmul_arrangement  # noqa: E402
+from test_cuda_source import (  # noqa: E402
+    matmul_application,
+    matmul_arrangement,
+    matmul_nt_application,
+    matmul_nt_arrangement,
+)
 
 
 def make_matmul(dtype, **keywords):
@@ -105,6 +110,67 @@ def test_large_blocks_on_eight_warps(dtype):
     c = torch.full((1000, 770), float("nan"), device="cuda")
     kernel(a, b, c, BM=128, BN=128, BK=32)
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
+
+
+# --- Hopper's warpgroup MMAs (wgmma, sm_90a) -----------------------------------------------------
+
+# (BM, BN, BK, num_warps): k-major atoms of 128, 64 and 32 bytes (BK 64 and 128, 32, 16), n-major
+# ones likewise (BN), wgmma's of N 256 down to 16, one and two warpgroups.
+WARPGROUP_BLOCKS = [(128, 128, 64, 4), (64, 256, 64, 4), (128, 96, 32, 8), (64, 48, 16, 4), (256, 64, 128, 8)]
+
+
+def make_matmul_nt(dtype, **keywords):
+    tensors = (Tensor(2, dtype=dtype), Tensor(2, dtype=dtype), Tensor(2, dtype=ninetoothed.float32))
+    return ninetoothed.make(matmul_nt_arrangement, matmul_nt_application, tensors, **keywords)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cuda_source_multiplies_on_warpgroups_where_built_for_hopper(dtype):
+    """wgmma where NVRTC builds for sm_90a: both b layouts read through descriptors, the copies
+    fenced for the tensor cores' proxy; mma.sync stays for every other target."""
+    spelled = "f16" if dtype == "float16" else "bf16"
+    for make, n_major in ((make_matmul, True), (make_matmul_nt, False)):
+        source = make(DTYPES[dtype][0]).cuda_source
+        assert "#if defined(NT_MMA_SYNC) && defined(__CUDA_ARCH_FEAT_SM90_ALL)" in source
+        body = source[source.index("__global__"):]
+        for spelling in ("#ifdef NT_WGMMA", "NT_WGMMA_FENCE();", f"NT_WGMMA_{spelled}_256(", f"NT_WGMMA_{spelled}_16(",
+                         "NT_WGMMA_COMMIT_WAIT();", "nt_wgmma_desc_k(", "nt_wgmma_at(", "NT_ASYNC_PROXY_FENCE();",
+                         "nt_ldmatrix_x4("):
+            assert spelling in body, spelling
+        # a is k-major; b n-major as it is staged (rows of k), or k-major where it is trans(x).
+        assert ("nt_wgmma_desc_mn(" in body) == n_major and body.count("nt_wgmma_desc_k(") == (1 if n_major else 2)
+        assert "wgmma" not in make(DTYPES[dtype][0]).source.lower()  # OpenCL: none of it
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("transposed", (False, True))
+@pytest.mark.parametrize("blocks", WARPGROUP_BLOCKS)
+def test_warpgroup_blocks_build_with_nvrtc(dtype, transposed, blocks):
+    bm, bn, bk, warps = blocks
+    kernel = (make_matmul_nt if transposed else make_matmul)(DTYPES[dtype][0])
+    options = f"-DBM={bm} -DBN={bn} -DBK={bk} -DNT_WORK_ITEMS={32 * warps} -DNT_STAGES=2 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
+    assert len(_core.compile_cuda(kernel.cuda_source, options, "sm_90a")) > 0
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ("contiguous", "misaligned"))
+@pytest.mark.parametrize("transposed", (False, True))
+@pytest.mark.parametrize("blocks", WARPGROUP_BLOCKS)
+def test_warpgroup_mma_on_cuda(dtype, layout, transposed, blocks):
+    """Partial blocks in m, n and k (k = 200: the last block of k is half masked), on wgmma where
+    the device is a Hopper GPU (elsewhere on mma.sync): every element against float64."""
+    bm, bn, bk, warps = blocks
+    m, k, n = 300, 200, 260
+    a, b = operands(m, k, n, DTYPES[dtype][1], layout)
+    if transposed:
+        b = b.t().contiguous() if layout == "contiguous" else torch.randn(n, k + 1, device="cuda")[:, 1:].to(b.dtype)
+    kernel = (make_matmul_nt if transposed else make_matmul)(DTYPES[dtype][0], num_warps=warps, num_stages=3)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel(a, b, c, BM=bm, BN=bn, BK=bk)
+    expected = (a.double() @ (b.double().t() if transposed else b.double())).float()
+    torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
 
 
 # --- float32 operands: Triton's input_precision ------------------------------------------------

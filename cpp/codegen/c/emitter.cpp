@@ -14,6 +14,7 @@
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/math_calls.h"
 #include "codegen/c/mma_ptx.h"
+#include "codegen/c/wgmma_ptx.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -107,6 +108,7 @@ KernelSource Emitter::run() {
       src << respell(kMmaStagingHelpers, d_)
           << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
+    if (d_.mma_async_staging) src << respell(wgmma_helpers(), d_);
     if (pipelined_)
       src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
   }

@@ -279,9 +279,9 @@ class Emitter : public EmitContext {
   // A scalar that work-item 0 may set for all (Mode::WorkGroup: in local memory).
   void new_scalar(const std::string& name, DType dtype);
   // Declares work-group memory at kernel scope: an array of `count` (C) elements of `type`, or a
-  // scalar (`count` empty), of at most `bytes` bytes, in the dialect's form.
+  // scalar (`count` empty), of at most `bytes` bytes, in the dialect's form, `align`ed (bytes).
   void declare_local(const std::string& type, const std::string& name, const std::string& count, Expr bytes,
-                     const std::string& attributes = "");
+                     const std::string& attributes = "", int align = 16);
   static int c_size(const std::string& ct);
   bool is_distributed(const std::string& name) const;
   // Code that one work-item runs for the work-group (block operations, atomics, prints):
@@ -318,15 +318,15 @@ class Emitter : public EmitContext {
   // The shapes of dots that tensor cores could multiply (float16 or bfloat16 operands): their
   // tile layouts may be the mma one (lower::ProgramLayout::tile_layout).
   void collect_mma_shapes();
-  // A tensor-core dot's operand in local memory with rows `pitch` elements apart (C; at most
-  // its columns + `pad`), unless it is held already (dense rows); `used_pitch` says which.
-  // `native`: the array holds the operand's own values (d_.mma_async_staging: 16-bit ones as
-  // their bits), not `dtype`'s compute type.
-  std::string pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                              std::string& used_pitch, bool& native);
+  // A tensor-core dot's operand in local memory laid out as `layout` (rows at most its columns +
+  // `pad` apart), unless it is held already (dense rows); `used` says which. `native`: the array
+  // holds the operand's own values (d_.mma_async_staging: 16-bit ones as their bits), not
+  // `dtype`'s compute type.
+  std::string pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
+                              StagedLayout& used, bool& native);
   // `v` copied, between barriers, into a new array `prefix<n>` of the above (its own type where
   // d_.mma_async_staging) for a tensor-core dot.
-  std::string staged_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+  std::string staged_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                              const std::string& prefix);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
   // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
@@ -348,9 +348,14 @@ class Emitter : public EmitContext {
   void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
                        const std::string& acc, const std::string& A, const std::string& B,
                        const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
-  // The rows' pitch of operand `which` (0: a, 1: b) of the tensor-core dot `dot` in local
-  // memory, as C, and the padding it adds in the mma layout (`pad`).
-  std::string operand_pitch(const Value& dot, int which, int& pad);
+  // The k loop of a 16-bit dot on Hopper's warpgroup MMAs, its operands in wgmma's atoms
+  // (emitter_wgmma.cpp).
+  void emit_wgmma_steps(const std::string& type, int layout, const std::string& acc, const std::string& A,
+                        const std::string& B, const StagedLayout& la, const StagedLayout& lb,
+                        const std::string& K, bool bt);
+  // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
+  // the padding its rows take in the mma layout (`pad`).
+  StagedLayout operand_layout(const Value& dot, int which, int& pad);
   // Declares the local array `name` of `type` for a dot operand of `shape` with rows `pitch` apart
   // (padded by `pad` elements in the mma layout), `copies` of it where given (NT_STAGES; counted
   // in local_bytes by kStagesSymbol); returns one copy's elements, as C.
@@ -361,7 +366,7 @@ class Emitter : public EmitContext {
   // In the unmasked path of the copy of operand `v` into `array` (rows `pitch` apart): where `v`
   // is a block loaded from a tensor whose block rows are contiguous and 16-byte aligned, 16
   // bytes a thread by cp.async; else `copy` element by element.
-  void copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
+  void copy_staged_rows(const Value& v, const std::string& array, const StagedLayout& layout,
                         const std::function<void(const std::vector<Expr>&)>& copy);
   // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
   // emit_async_rows(): its rows contiguous, 16-byte aligned and a multiple of 16 bytes long;
@@ -369,17 +374,17 @@ class Emitter : public EmitContext {
   std::string async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch);
   // The cp.async copies of the block (16 bytes a thread at a time), not committed.
   void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                       const std::string& pitch);
+                       const StagedLayout& layout);
   // The block `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in
   // bounds and async_rows_test() holds, else element by element with every mask tested.
   void stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                   const std::string& pitch);
+                   const StagedLayout& layout);
 
   // --- k loops whose tensor-core operands are loaded ahead (emitter_pipeline.cpp) ---------
   struct PipelinedOperand {
-    Value load;         // the operand: a block loaded at the loop's index
-    std::string array;  // NT_STAGES buffers of `slot` elements each
-    std::string pitch;  // elements between rows (the mma layout's padded pitch)
+    Value load;           // the operand: a block loaded at the loop's index
+    std::string array;    // NT_STAGES buffers of `slot` elements each
+    StagedLayout layout;  // where its elements lie (operand_layout())
     std::string slot;
   };
   // The operands of `loop` to load ahead, NT_STAGES - 1 iterations early: the loaded blocks
@@ -439,7 +444,7 @@ class Emitter : public EmitContext {
   bool pack_transposed(const Value& v, DType dtype, const std::string& name,
                        const std::function<void(const std::vector<Expr>&)>& copy);
   // pitched_operand(): operands a pipelined k loop has staged already (the iteration's slot).
-  std::map<const ir::ValueNode*, std::pair<std::string, std::string>> staged_operands_;  // array, pitch
+  std::map<const ir::ValueNode*, std::pair<std::string, StagedLayout>> staged_operands_;
   bool pipelined_ = false;        // a k loop loads ahead: the source defines NT_STAGES
   bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension

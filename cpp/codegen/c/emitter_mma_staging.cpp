@@ -105,7 +105,7 @@ std::string Emitter::async_rows_test(const Value& load, const lower::TensorAcces
 }
 
 void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                              const std::string& pitch) {
+                              const StagedLayout& layout) {
   const std::vector<Expr>& shape = load->type.shape;
   const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
@@ -118,24 +118,25 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   const std::string per_row = "((" + columns + ") / " + width + ")";
   line_("const long " + i->name + " = " + chunk + " / " + per_row + ", " + j->name + " = (NT_WORK_ITEMS % " +
         per_row + " == 0 ? NT_LANE : " + chunk + ") % " + per_row + " * " + width + ";");
-  line_("nt_cp_async16(" + array + " + " + i->name + " * (" + pitch + ") + " + j->name + ", nt_p" +
+  line_("nt_cp_async16(" + array + " + " + layout.at(i->name, j->name) + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
 }
 
-void Emitter::copy_staged_rows(const Value& v, const std::string& array, const std::string& pitch,
+void Emitter::copy_staged_rows(const Value& v, const std::string& array, const StagedLayout& layout,
                                const std::function<void(const std::vector<Expr>&)>& copy) {
   // Inside a pipelined k loop (staged_operands_), a copy waited for here would wait for the groups
   // loading later iterations too: element by element there.
-  const std::string test =
-      v->kind == ValueKind::Load && staged_operands_.empty() ? async_rows_test(v, access_of(v), pitch) : "";
+  const std::string test = v->kind == ValueKind::Load && staged_operands_.empty()
+                               ? async_rows_test(v, access_of(v), layout.pitch)
+                               : "";
   if (test.empty()) {
     loops(v->type.shape, copy);
     return;
   }
   line_("#ifdef NT_MMA_SYNC");
   open("if (" + test + ")");
-  emit_async_rows(v, access_of(v), array, pitch);
+  emit_async_rows(v, access_of(v), array, layout);
   line_("NT_CP_ASYNC_COMMIT();");
   line_("NT_CP_ASYNC_WAIT(0);");
   close("} else");
@@ -146,9 +147,9 @@ void Emitter::copy_staged_rows(const Value& v, const std::string& array, const s
 }
 
 void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                          const std::string& pitch) {
+                          const StagedLayout& layout) {
   const std::vector<Expr>& shape = load->type.shape;
-  std::string test = async_rows_test(load, a, pitch);
+  std::string test = async_rows_test(load, a, layout.pitch);
   for (const Expr& t : a.block_test) {
     const std::string corner = c(t);
     if (corner == "0") test.clear();
@@ -157,7 +158,7 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   if (!test.empty()) {
     line_("#ifdef NT_MMA_SYNC");
     open("if (" + test + ")");
-    emit_async_rows(load, a, array, pitch);
+    emit_async_rows(load, a, array, layout);
     close("} else");
     line_("#endif");
   }
@@ -172,8 +173,8 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // Where the work-group is whole rows of the block, a work-item's column is the same at every
   // element it copies: written as such, what depends on the column alone (an implicit GEMM's
   // channel and filter position) is computed once, out of the loop.
-  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (NT_WORK_ITEMS % (" +
-        columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
+  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name +
+        " = (NT_WORK_ITEMS % (" + columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
   const bool was_fast = fast_;
   fast_ = false;
   const std::string mask = mask_of(a, {i, j});
@@ -182,7 +183,7 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
                                   : load_element(p, "nt_p" + std::to_string(load->param),
                                                  c(simplify(a.offset_at({i, j}), env_)));
   if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
-  line_(staged_store(load->type.dtype, array, i->name + " * (" + pitch + ") + " + j->name, value));
+  line_(staged_store(load->type.dtype, array, layout.at(i->name, j->name), value));
   close();
   close();
 }

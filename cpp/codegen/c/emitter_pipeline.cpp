@@ -19,7 +19,7 @@
 // runtime sets it from num_stages (driver/compiled_kernel_cuda.cpp).
 //
 // An operand bound before the loop (attention's q, scaled) is staged once, before the loop, in its
-// own type with the padded pitch, and every iteration's dot reads its fragments from there
+// own type and its dot's layout, and every iteration's dot reads its fragments from there
 // (stage_invariant_operands()).
 #include <map>
 #include <set>
@@ -90,7 +90,7 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
   if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return staged;
   std::set<int> inside;
   lets_of(loop->body, inside);
-  std::map<int, std::pair<std::string, std::string>> by_let;  // a Let's staged copy: array, pitch
+  std::map<std::pair<int, std::string>, std::pair<std::string, StagedLayout>> by_let;  // a Let's copies
   for (const Value& dot : body_dots(loop)) {
     const std::string mma = mma_type(dot);
     if ((mma != "f16" && mma != "bf16") || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
@@ -99,12 +99,14 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
       if (v->kind != ValueKind::LetRef || inside.count(v->id) || v->type.shape.size() != 2 ||
           staged_operands_.count(v.get()))
         continue;
-      auto found = by_let.find(v->id);
+      int pad = 0;
+      const StagedLayout layout = operand_layout(dot, which, pad);
+      // One copy for the dots that lay the Let out alike.
+      const auto key = std::make_pair(v->id, layout.at("r", "c"));
+      auto found = by_let.find(key);
       if (found == by_let.end()) {
-        int pad = 0;
-        const std::string pitch = operand_pitch(dot, which, pad);
-        const std::string name = staged_operand(v, v->type.dtype, pitch, pad, "nt_invariant");
-        found = by_let.emplace(v->id, std::make_pair(name, pitch)).first;
+        const std::string name = staged_operand(v, v->type.dtype, layout, pad, "nt_invariant");
+        found = by_let.emplace(key, std::make_pair(name, layout)).first;
       }
       staged_operands_[v.get()] = found->second;
       staged.push_back(v.get());
@@ -139,10 +141,10 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
       int pad = 0;
       PipelinedOperand o;
       o.load = load;
-      o.pitch = operand_pitch(dot, which, pad);
+      o.layout = operand_layout(dot, which, pad);
       o.array = fresh("nt_stages");
-      o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.pitch, pad,
-                                     staged_size(load->type.dtype), "NT_STAGES");
+      o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.layout.pitch,
+                                     pad, staged_size(load->type.dtype), "NT_STAGES");
       operands.push_back(std::move(o));
     }
   }
@@ -162,7 +164,7 @@ void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>&
     std::vector<Expr> middle;
     for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
     const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_);
-    stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.pitch);
+    stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.layout);
   }
   loop_vars_ = saved;
   close();

@@ -298,10 +298,11 @@ void Emitter::emit_for_loop(const Stmt& s) {
     stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
                 "(" + it + " + NT_STAGES - 1) % NT_STAGES");
     line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
+    line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what the copies and stores wrote
     barrier();
     for (const PipelinedOperand& o : ahead)
       staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))",
-                                        o.pitch};
+                                        o.layout};
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;

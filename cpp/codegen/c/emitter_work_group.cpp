@@ -77,7 +77,8 @@ int Emitter::tile_layout(const std::vector<Expr>& shape) {
   std::string rows = "1";
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
   std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
-  layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0);
+  layout_macros_ +=
+      lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0, d_.mma_async_staging);
   layouts_.emplace(key, id);
   return id;
 }
@@ -169,22 +170,26 @@ void Emitter::new_scalar(const std::string& name, DType dtype) {
 }
 
 void Emitter::declare_local(const std::string& type, const std::string& name, const std::string& count,
-                            Expr bytes, const std::string& attributes) {
+                            Expr bytes, const std::string& attributes, int align) {
   if (d_.dynamic_local_base.empty()) {
     local_bytes_ = add(local_bytes_, bytes);
     local_decls_.push_back(std::string(d_.local_declaration) + type + " " + name +
                            (count.empty() ? "" : "[" + count + "]") + attributes + ";");
     return;
   }
-  // One dynamic buffer, carved into 16-byte-aligned pieces; 15 bytes of padding counted each.
-  local_bytes_ = add(local_bytes_, add(bytes, int64_t{15}));
-  const std::string base = std::string(d_.dynamic_local_name) + " + " + local_end_;
+  // One dynamic buffer, carved into 16-byte-aligned pieces (`align`-byte ones where asked: the
+  // buffer's base is as aligned as any); 15 bytes of padding counted each, and the alignment's.
+  local_bytes_ = add(local_bytes_, add(bytes, int64_t{15} + (align > 16 ? align - 1 : 0)));
+  const std::string start = align > 16 ? "(" + local_end_ + " + " + std::to_string(align - 1) + ") / " +
+                                             std::to_string(align) + " * " + std::to_string(align)
+                                       : local_end_;
+  const std::string base = std::string(d_.dynamic_local_name) + " + " + start;
   if (count.empty())
     local_decls_.push_back(type + "& " + name + " = *(" + type + "*)(" + base + ");");
   else
     local_decls_.push_back(type + "* " + name + " = (" + type + "*)(" + base + ");");
   const std::string end = fresh("nt_local_end");
-  local_decls_.push_back("const long " + end + " = (" + local_end_ + " + (long)sizeof(" + type + ")" +
+  local_decls_.push_back("const long " + end + " = (" + start + " + (long)sizeof(" + type + ")" +
                          (count.empty() ? "" : " * (" + count + ")") + " + 15) / 16 * 16;");
   local_end_ = end;
 }

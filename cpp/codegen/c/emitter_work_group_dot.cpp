@@ -66,14 +66,26 @@ Value Emitter::staged_value(const Value& dot, int which) {
   return o;
 }
 
-std::string Emitter::operand_pitch(const Value& dot, int which, int& pad) {
-  if (is_tf32(mma_type(dot)))
+StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
+  const std::string mma = mma_type(dot);
+  if (is_tf32(mma))
     pad = which == 0 ? kPadTf32A : kPadTf32B;
   else
     pad = d_.mma_async_staging ? kPad16 : (which == 0 ? kPadA : kPadB);
   const std::string n = std::to_string(tile_layout(dot->type.shape));
-  const std::string columns = c(simplify(staged_value(dot, which)->type.shape[1], env_));
-  return "NT_MMA" + n + " ? " + columns + " + " + std::to_string(pad) + " : " + columns;
+  const std::vector<Expr>& shape = staged_value(dot, which)->type.shape;
+  StagedLayout layout;
+  layout.rows = c(simplify(shape[0], env_));
+  layout.columns = c(simplify(shape[1], env_));
+  std::string padded = "NT_MMA" + n;
+  // 16-bit operands on Hopper's warpgroup MMAs: unpadded, in swizzled atoms (emit_wgmma_steps()).
+  if (d_.mma_async_staging && (mma == "f16" || mma == "bf16")) {
+    layout.swizzled =
+        "NT_WGMMA" + n + " && (" + c(simplify(dot->operands[0]->type.shape[1], env_)) + ") % 16 == 0";
+    padded += " && !(" + layout.swizzled + ")";
+  }
+  layout.pitch = padded + " ? " + layout.columns + " + " + std::to_string(pad) + " : " + layout.columns;
+  return layout;
 }
 
 std::string Emitter::declare_operand_array(const std::string& type, const std::string& name,
@@ -86,7 +98,9 @@ std::string Emitter::declare_operand_array(const std::string& type, const std::s
   const Expr padded = add(shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   Expr bytes = mul(mul(shape[0], padded), static_cast<int64_t>(element_bytes));
   if (!copies.empty()) bytes = mul(var(kStagesSymbol), bytes);
-  declare_local(type, name, copies.empty() ? one : copies + " * " + one, bytes, attributes);
+  // wgmma's swizzled atoms repeat every 1024 bytes (nt_wgmma_at()).
+  declare_local(type, name, copies.empty() ? one : copies + " * " + one, bytes, attributes,
+                d_.mma_async_staging ? 1024 : 16);
   return one;
 }
 
@@ -103,43 +117,46 @@ void Emitter::collect_mma_shapes() {
   for (const auto& shape : dots.shapes) mma_shapes_.insert(shape_key(shape));
 }
 
-std::string Emitter::pitched_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
-                                     std::string& used_pitch, bool& native) {
-  if (auto staged = staged_operands_.find(v.get()); staged != staged_operands_.end()) {
-    used_pitch = staged->second.second;  // loaded ahead by its k loop (emitter_pipeline.cpp)
+std::string Emitter::pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
+                                     StagedLayout& used, bool& native) {
+  // Loaded ahead by its k loop, or before it (emitter_pipeline.cpp), for a dot that lays it out the same.
+  if (auto staged = staged_operands_.find(v.get());
+      staged != staged_operands_.end() && staged->second.second == layout) {
+    used = staged->second.second;
     native = true;
     return staged->second.first;
   }
   std::string found = held_array(v, dtype);
-  used_pitch = c(simplify(v->type.shape[1], env_));
+  used = StagedLayout{c(simplify(v->type.shape[1], env_)), "", layout.rows, layout.columns};
   native = false;
   if (!found.empty()) return found;
   native = d_.mma_async_staging;
-  used_pitch = pitch;
-  return staged_operand(v, dtype, pitch, pad, "nt_op");
+  used = layout;
+  return staged_operand(v, dtype, layout, pad, "nt_op");
 }
 
-std::string Emitter::staged_operand(const Value& v, DType dtype, const std::string& pitch, int pad,
+std::string Emitter::staged_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                                     const std::string& prefix) {
   const std::string name = fresh(prefix);
   const bool native = d_.mma_async_staging;
   std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  declare_operand_array(ct, name, v->type.shape, pitch, pad, native ? staged_size(v->type.dtype) : c_size(ct),
-                        "", " __attribute__((aligned(8)))");
+  declare_operand_array(ct, name, v->type.shape, layout.pitch, pad,
+                        native ? staged_size(v->type.dtype) : c_size(ct), "", " __attribute__((aligned(8)))");
   barrier();
   // A conversion to the staged 16-bit type (p.to(float16)) is the staged store's own rounding.
   const bool rounds = native && v->kind == ValueKind::Cast &&
                       (v->type.dtype == DType::float16 || v->type.dtype == DType::bfloat16);
   auto copy = [&](const std::vector<Expr>& i) {
-    const std::string at = c(i[0]) + " * (" + pitch + ") + " + c(i[1]);
+    const std::string at = layout.at(c(i[0]), c(i[1]));
     line_(native ? staged_store(v->type.dtype, name, at, elem(rounds ? v->operands[0] : v, i))
                  : name + "[" + at + "] = (" + ct + ")(" + elem(v, i) + ");");
   };
   if (native)
-    nest(v->type.shape, {v}, nullptr, copy, false, [&] { copy_staged_rows(v, name, pitch, copy); });
+    nest(v->type.shape, {v}, nullptr, copy, false, [&] { copy_staged_rows(v, name, layout, copy); });
   else
     nest(v->type.shape, {v}, nullptr, copy);
+  if (native) line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what these stores wrote
   barrier();
   return name;
 }
@@ -154,10 +171,11 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const int layout = tile_layout(v->type.shape);
   const std::string n = std::to_string(layout);
   const std::string mma = mma_shapes_.count(shape_key(v->type.shape)) ? mma_type(v) : "";
-  std::string A, B, pitch_a = K, pitch_b = N;
+  std::string A, B;
+  StagedLayout la{K, "", M, K}, lb{N, "", K, N};  // where the operands' elements lie
   bool pairs = false;             // a's rows in local memory padded and aligned: even k starts a float pair
   bool a16 = false, b16 = false;  // staged in their own type (pitched_operand())
-  // b = trans(x) staged as x: b's element (k, n) at n * pitch_b + k (staged_value()).
+  // b = trans(x) staged as x: b's element (k, n) at element (n, k) of lb (staged_value()).
   const Value stored_b = mma.empty() ? b : staged_value(v, 1);
   const bool bt = stored_b.get() != b.get();
   if (mma.empty()) {
@@ -165,10 +183,10 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     B = as_array(b, dt, "a dot operand");
   } else {
     int pad_a = 0, pad_b = 0;
-    const std::string padded_a = operand_pitch(v, 0, pad_a), padded_b = operand_pitch(v, 1, pad_b);
-    A = pitched_operand(a, dt, padded_a, pad_a, pitch_a, a16);
-    pairs = pitch_a != K && !a16;
-    B = pitched_operand(stored_b, dt, padded_b, pad_b, pitch_b, b16);
+    const StagedLayout padded_a = operand_layout(v, 0, pad_a), padded_b = operand_layout(v, 1, pad_b);
+    A = pitched_operand(a, dt, padded_a, pad_a, la, a16);
+    pairs = la.pitch != K && !a16;
+    B = pitched_operand(stored_b, dt, padded_b, pad_b, lb, b16);
   }
   // An element of an operand array, as the compute type.
   auto read = [&](const Value& operand, const std::string& array, bool native, const std::string& at) {
@@ -208,10 +226,22 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   if (!mma.empty()) {
     line_("#ifdef NT_MMA_SYNC");
     open("if (NT_MMA" + n + " && (" + K + ") % " + (is_tf32(mma) ? "8" : "16") + " == 0)");
-    if (is_tf32(mma))
-      emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, pitch_a, pitch_b);
-    else
-      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, pitch_a, pitch_b, pairs, a16, b16, bt);
+    if (is_tf32(mma)) {
+      emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, la.pitch, lb.pitch);
+    } else {
+      // On Hopper, where both operands are staged in wgmma's atoms: warpgroup MMAs.
+      const bool warpgroups = a16 && b16 && !la.swizzled.empty() && !lb.swizzled.empty();
+      if (warpgroups) {
+        line_("#ifdef NT_WGMMA");
+        open("if (" + la.swizzled + ")");  // lb's is the same (operand_layout())
+        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt);
+        close("} else");
+        line_("#endif");
+        open("");
+      }
+      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, la.pitch, lb.pitch, pairs, a16, b16, bt);
+      if (warpgroups) close();
+    }
     close("} else");
     line_("#endif");
   }
@@ -222,12 +252,12 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   line_("NT_UNROLL");
   open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
   line_("const long nt_i = NT_ROW" + n + "(" + ty + ", nt_r);");
-  line_("nt_a[nt_r] = nt_i < " + M + " ? " + read(a, A, a16, "nt_i * (" + pitch_a + ") + nt_k") + " : 0;");
+  line_("nt_a[nt_r] = nt_i < " + M + " ? " + read(a, A, a16, la.at("nt_i", "nt_k")) + " : 0;");
   close();
   line_("NT_UNROLL");
   open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
   line_("const long nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
-  const std::string at_b = bt ? "nt_j * (" + pitch_b + ") + nt_k" : "nt_k * (" + pitch_b + ") + nt_j";
+  const std::string at_b = bt ? lb.at("nt_j", "nt_k") : lb.at("nt_k", "nt_j");
   line_("nt_b[nt_c] = nt_j < " + N + " ? " + read(b, B, b16, at_b) + " : 0;");
   close();
   each([&](const std::string&, const std::string&, const std::string& slot) {

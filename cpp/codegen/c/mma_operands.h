@@ -1,5 +1,6 @@
 // Tensor-core dots' operands as the emitter stages them in local memory (emitter_mma_staging.cpp,
-// emitter_work_group_dot.cpp): the type of a dot, and the C of a staged element.
+// emitter_work_group_dot.cpp): the type of a dot, the C of a staged element, and where an element
+// lies in its array.
 #pragma once
 
 #include <string>
@@ -19,5 +20,22 @@ int staged_size(DType dtype);
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value);
 std::string staged_load(DType dtype, const std::string& array, const std::string& at);
+
+// Where element (r, c) of a staged operand of `rows` x `columns` lies in its array: rows `pitch`
+// elements apart, or, where the C condition `swizzled` holds (dots on Hopper's warpgroup MMAs),
+// in wgmma's swizzled atoms (nt_wgmma_at(), codegen/cuda/cuda_dialect.cpp). All as C.
+struct StagedLayout {
+  std::string pitch;
+  std::string swizzled;  // "": never
+  std::string rows, columns;
+
+  bool operator==(const StagedLayout&) const = default;
+  std::string at(const std::string& r, const std::string& c) const {
+    const std::string rowwise = r + " * (" + pitch + ") + " + c;
+    if (swizzled.empty()) return rowwise;
+    return "((" + swizzled + ") ? nt_wgmma_at(" + r + ", " + c + ", " + rows + ", NT_WGMMA_ATOM(" + columns +
+           ")) : " + rowwise + ")";
+  }
+};
 
 }  // namespace nt::codegen

@@ -18,6 +18,10 @@ typedef unsigned int uint;
 typedef unsigned long ulong;
 typedef unsigned short half;  // float16 storage: loads and stores convert (vload_half)
 #define NT_D __device__ __forceinline__
+// Hopper's warpgroup MMAs where a tensor-core source is built for sm_90a (codegen/c/wgmma_ptx.h).
+#if defined(NT_MMA_SYNC) && defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(NT_NO_WGMMA)
+#define NT_WGMMA 1
+#endif
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -175,7 +179,7 @@ const Dialect& cuda_dialect() {
       .local_pointer = "",
       .private_pointer = "",
       .local_declaration = "__shared__ ",
-      .dynamic_local_base = "extern __shared__ __align__(16) char nt_shared[];",
+      .dynamic_local_base = "extern __shared__ __align__(1024) char nt_shared[];",
       .dynamic_local_name = "nt_shared",
       .helper = "NT_D",
       .group_id = "blockIdx.x",

@@ -1,0 +1,75 @@
+#include "codegen/c/wgmma_ptx.h"
+
+namespace nt::codegen {
+
+namespace {
+
+// Where an operand's elements lie: needed wherever the source has tensor cores, as the staging
+// code names them even where NT_WGMMA is not defined.
+constexpr const char* kAtoms =
+    R"CL(#define NT_WGMMA_ATOM(columns) ((columns) % 64 == 0 ? 64L : (columns) % 32 == 0 ? 32L : 16L)
+#define NT_WGMMA_N(columns) \
+  ((columns) % 256 == 0 ? 256L : (columns) % 128 == 0 ? 128L : (columns) % 64 == 0 ? 64L : (columns) % 32 == 0 ? 32L : 16L)
+inline long nt_wgmma_offset(long r, long c, long rows, long atom) { return c / atom * rows * atom + r * atom + c % atom; }
+inline long nt_wgmma_at(long r, long c, long rows, long atom) {
+  const long o = nt_wgmma_offset(r, c, rows, atom);
+  return o ^ ((o >> 6 & (atom / 8 - 1)) << 3);
+}
+)CL";
+
+// Descriptor fields (PTX's matrix descriptor): the start address, the leading and the stride
+// byte offsets, each in 16-byte units; the swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32).
+// k-major: 8 rows of an atom lie 16 atom bytes apart (the leading offset is unused); n-major:
+// atoms of `rows` rows lie 2 rows atom bytes apart, 8 rows of k 16 atom bytes apart.
+constexpr const char* kDescriptors =
+    R"CL(inline ulong nt_wgmma_desc(uint address, uint lbo, uint sbo, long atom) {
+  const ulong mode = atom == 64 ? 1 : atom == 32 ? 2 : 3;
+  return (ulong)((address & 0x3FFFF) >> 4) | (ulong)((lbo & 0x3FFFF) >> 4) << 16 |
+         (ulong)((sbo & 0x3FFFF) >> 4) << 32 | mode << 62;
+}
+inline ulong nt_wgmma_desc_k(const void* p, long offset, long atom) {
+  return nt_wgmma_desc(nt_shared_address(p) + 2 * (uint)offset, 16, 16 * (uint)atom, atom);
+}
+inline ulong nt_wgmma_desc_mn(const void* p, long offset, long rows, long atom) {
+  return nt_wgmma_desc(nt_shared_address(p) + 2 * (uint)offset, 2 * (uint)(rows * atom), 16 * (uint)atom, atom);
+}
+#define NT_WGMMA_FENCE() asm volatile("wgmma.fence.sync.aligned;" : : : "memory")
+#define NT_WGMMA_COMMIT_WAIT() \
+  asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" : : : "memory")
+#define NT_WGMMA_HOLD(x) asm volatile("" : "+f"(x) : : "memory")
+#define NT_ASYNC_PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" : : : "memory")
+)CL";
+
+// One wgmma of a 64 x n tile: n / 2 accumulators, then the descriptors, the scale of d (1: add
+// to it) and b's transposition.
+std::string wgmma_macro(const std::string& type, int n) {
+  const int regs = n / 2;
+  std::string list, outputs;
+  for (int q = 0; q < regs; ++q) {
+    list += (q ? ", %" : "%") + std::to_string(q);
+    const std::string row = q / 2 % 2 ? "(C) + " : "";
+    outputs += std::string(q ? ", " : "") + "\"+f\"((acc)[(base) + " + row +
+               std::to_string(2 * (q / 4) + q % 2) + "])";
+  }
+  const std::string r = std::to_string(regs);
+  auto operand = [&](int k) { return "%" + std::to_string(regs + k); };
+  return "#define NT_WGMMA_" + type + "_" + std::to_string(n) +
+         "(acc, base, C, da, db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + operand(2) +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
+         " {" + list + "}, " + operand(0) + ", " + operand(1) + ", p, 1, 1, 0, " + operand(3) +
+         ";\\n}\\n\" : " + outputs + " : \"l\"(da), \"l\"(db), \"r\"(1), \"n\"(tb))\n";
+}
+
+}  // namespace
+
+std::string wgmma_helpers() {
+  std::string out = kAtoms;
+  out += "#ifdef NT_WGMMA\n";
+  out += kDescriptors;
+  for (const char* type : {"f16", "bf16"})
+    for (int n = 16; n <= 256; n *= 2) out += wgmma_macro(type, n);
+  out += "#else\n#define NT_ASYNC_PROXY_FENCE()\n#endif\n";
+  return out;
+}
+
+}  // namespace nt::codegen

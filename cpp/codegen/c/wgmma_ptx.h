@@ -1,0 +1,36 @@
+// Hopper's warpgroup MMAs from CUDA C: inline PTX for sm_90a (wgmma.mma_async).
+//
+// NT_WGMMA is defined where NVRTC builds a tensor-core source for sm_90a (the CUDA dialect's
+// header). wgmma multiplies a 64 x 16 tile of a by a 16 x N tile of b into float accumulators
+// spread over a warpgroup (four consecutive warps), reading both operands from shared memory
+// through 64-bit descriptors. The accumulators are mma.sync's m16n8 fragments, warp w of the
+// group holding rows 16 w to 16 w + 15: the mma tile layout with NT_WN = 1 and NT_WM a multiple
+// of 4 (lower/program_layout.cpp) is theirs.
+//
+// wgmma_helpers() is the text of what generated dots use (emitter_wgmma.cpp):
+//   NT_WGMMA_ATOM(columns)      the elements (16-bit) of a row of a swizzled atom: 64, 32 or 16,
+//                               the most that divides `columns` (128-, 64- or 32-byte rows);
+//   nt_wgmma_offset(r, c, rows, atom)  element (r, c) of a rows x columns operand stored as
+//                               columns / atom atoms of rows x atom, before swizzling;
+//   nt_wgmma_at(r, c, rows, atom)      the same, its 16-byte chunks swizzled as wgmma reads them
+//                               (Swizzle<B, 4, 3>: byte address bits 4.. ^= bits 7..);
+//   NT_WGMMA_N(columns)         the widest wgmma (N of 16 to 256) a row of tiles is issued in;
+//   nt_wgmma_desc_k(p, offset, atom)        a descriptor of a k-major operand (a, or b = trans(x)
+//                               staged as x) from element `offset` of array p;
+//   nt_wgmma_desc_mn(p, offset, rows, atom) of an n-major one (b staged as rows of k);
+//   NT_WGMMA_FENCE(), NT_WGMMA_COMMIT_WAIT()  before the first wgmma; after the last, waited;
+//   NT_WGMMA_HOLD(x)            x is read or written only after what came before (the wait);
+//   NT_WGMMA_<type>_<N>(acc, base, C, da, db, tb)  acc += a b for a 64 x N tile, type f16 or
+//                               bf16, tb 1 for an n-major b: register q of the warpgroup's
+//                               fragment is acc[base + (q / 2 % 2) C + 2 (q / 4) + q % 2];
+//   NT_ASYNC_PROXY_FENCE()      what this thread wrote to shared memory is seen by wgmma (no-op
+//                               without NT_WGMMA).
+#pragma once
+
+#include <string>
+
+namespace nt::codegen {
+
+std::string wgmma_helpers();
+
+}  // namespace nt::codegen
