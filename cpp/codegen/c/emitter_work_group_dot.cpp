@@ -234,7 +234,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
       if (warpgroups) {
         line_("#ifdef NT_WGMMA");
         open("if (" + la.swizzled + ")");  // lb's is the same (operand_layout())
-        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt);
+        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt, deferral_.now && held && accumulate);
         close("} else");
         line_("#endif");
         open("");

@@ -34,8 +34,8 @@ inline ulong nt_wgmma_desc_mn(const void* p, long offset, long rows, long atom) 
   return nt_wgmma_desc(nt_shared_address(p) + 2 * (uint)offset, 2 * (uint)(rows * atom), 16 * (uint)atom, atom);
 }
 #define NT_WGMMA_FENCE() asm volatile("wgmma.fence.sync.aligned;" : : : "memory")
-#define NT_WGMMA_COMMIT_WAIT() \
-  asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" : : : "memory")
+#define NT_WGMMA_COMMIT() asm volatile("wgmma.commit_group.sync.aligned;" : : : "memory")
+#define NT_WGMMA_WAIT(n) asm volatile("wgmma.wait_group.sync.aligned %0;" : : "n"(n) : "memory")
 #define NT_WGMMA_HOLD(x) asm volatile("" : "+f"(x) : : "memory")
 #define NT_ASYNC_PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" : : : "memory")
 )CL";

@@ -18,7 +18,9 @@
 //   nt_wgmma_desc_k(p, offset, atom)        a descriptor of a k-major operand (a, or b = trans(x)
 //                               staged as x) from element `offset` of array p;
 //   nt_wgmma_desc_mn(p, offset, rows, atom) of an n-major one (b staged as rows of k);
-//   NT_WGMMA_FENCE(), NT_WGMMA_COMMIT_WAIT()  before the first wgmma; after the last, waited;
+//   NT_WGMMA_FENCE()            before the first wgmma of a dot;
+//   NT_WGMMA_COMMIT(), NT_WGMMA_WAIT(n)  the wgmma's since the last commit are a group; all but
+//                               the n most recent groups are done (a constant n);
 //   NT_WGMMA_HOLD(x)            x is read or written only after what came before (the wait);
 //   NT_WGMMA_<type>_<N>(acc, base, C, da, db, tb)  acc += a b for a 64 x N tile, type f16 or
 //                               bf16, tb 1 for an n-major b: register q of the warpgroup's
