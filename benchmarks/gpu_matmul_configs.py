@@ -19,6 +19,7 @@ from gpu_cuda import best, tutorial_kernels  # noqa: E402
 CONFIGS = [  # (BM, BN, BK, num_warps, num_stages)
     (128, 128, 32, 4, 3),
     (128, 128, 64, 4, 3),
+    (128, 128, 64, 4, 4),
     (128, 128, 32, 8, 3),
     (128, 128, 64, 8, 3),
     (128, 128, 64, 8, 4),

@@ -168,6 +168,8 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     assert fill and fill.start() < loop  # filled before the loop, from the Let's registers
     assert f"float* {fill.group(1)} = " not in body  # the Let is not held in shared memory as floats
     assert "nt_ldmatrix_x4(nt_fa[nt_i], " + staged[0] in body[loop:]
+    # Its dots' results are read at once: mma.sync, not Hopper's warpgroup MMAs (k loops' accumulations).
+    assert "NT_WGMMA_FENCE" not in body and "#define NT_WGMMA0" not in source
 
 
 needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")

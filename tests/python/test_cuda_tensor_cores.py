@@ -142,9 +142,9 @@ def test_cuda_source_multiplies_on_warpgroups_where_built_for_hopper(dtype):
         assert ("nt_wgmma_desc_mn(" in body) == n_major and body.count("nt_wgmma_desc_k(") == (1 if n_major else 2)
         # acc += dot(a, b) leaves one group of wgmma's running into the next iteration, whose copies
         # then run one stage less ahead; the last iteration waits for its own.
-        assert re.search(r"if \(NT_STAGES >= 3 && !nt_last\d+\) NT_WGMMA_WAIT\(1\);\s+else NT_WGMMA_WAIT\(0\);", body)
+        assert re.search(r"if \(NT_STAGES >= 4 && !nt_last\d+\) NT_WGMMA_WAIT\(1\);\s+else NT_WGMMA_WAIT\(0\);", body)
         assert re.search(r"#define NT_AHEAD\d+ \(NT_STAGES - 1 - \(\(\(NT_WGMMA\d+ && \(BK\) % 16 == 0\)\) && "
-                         r"NT_STAGES >= 3 \? 1 : 0\)\)", source)
+                         r"NT_STAGES >= 4 \? 1 : 0\)\)", source)
         assert "wgmma" not in make(DTYPES[dtype][0]).source.lower()  # OpenCL: none of it
 
 

@@ -603,7 +603,7 @@ class Emitter : public EmitContext {
   std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
   std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
   std::map<std::string, std::string> equal_sizes_;         // a size (C) -> one it is asserted equal to
-  std::set<std::string> mma_shapes_;                       // collect_mma_shapes()
+  std::set<std::string> mma_shapes_, wgmma_shapes_;        // collect_mma_shapes()
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   std::string local_end_ = "0";           // the dynamic buffer's bytes in use (C), where the dialect has one

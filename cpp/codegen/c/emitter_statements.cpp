@@ -317,8 +317,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
     const std::string next = "(" + v + " + " + step + ")";
     line_("const bool " + deferral.last + " = !(" +
           (step_value ? next + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")"
-                      : "(" + step + " > 0 ? " + next + " < (long)(" + stop + ") : " + next + " > (long)(" + stop +
-                            "))") +
+                      : "(" + step + " > 0 ? " + next + " < (long)(" + stop + ") : " + next + " > (long)(" +
+                            stop + "))") +
           ");");
   }
   std::swap(deferral, deferral_);
@@ -334,7 +334,7 @@ void Emitter::emit_for_loop(const Stmt& s) {
     line_("NT_CP_ASYNC_WAIT(0);");
     std::string fewer;
     for (const std::string& c : deferral.conditions) fewer += (fewer.empty() ? "(" : ") || (") + c;
-    if (!fewer.empty()) fewer = " - ((" + fewer + ")) && NT_STAGES >= 3 ? 1 : 0)";
+    if (!fewer.empty()) fewer = " - ((" + fewer + ")) && NT_STAGES >= 4 ? 1 : 0)";
     layout_macros_ += "#define " + stages_ahead + " (NT_STAGES - 1" + fewer + ")\n";
   }
   for (const ValueNode* v : invariant) staged_operands_.erase(v);

@@ -25,9 +25,9 @@ void Emitter::hold_accumulators(const std::string& acc, int layout) {
   close();
 }
 
-void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::string& acc, const std::string& A,
-                               const std::string& B, const StagedLayout& la, const StagedLayout& lb,
-                               const std::string& K, bool bt, bool deferred) {
+void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::string& acc,
+                               const std::string& A, const std::string& B, const StagedLayout& la,
+                               const StagedLayout& lb, const std::string& K, bool bt, bool deferred) {
   const std::string n = std::to_string(layout);
   const std::string atom_a = "NT_WGMMA_ATOM(" + la.columns + ")";
   const std::string atom_b = "NT_WGMMA_ATOM(" + lb.columns + ")";
@@ -51,11 +51,11 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
           atom_b + "), " + lb.rows + ", " + atom_b + ");");
   }
   // The first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
-  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n + ", nt_da, nt_db, " +
-                           (bt ? "0" : "1") + ");";
+  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n +
+                           ", nt_da, nt_db, " + (bt ? "0" : "1") + ");";
   for (int w = 256; w > 16; w /= 2)
-    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) + ") NT_WGMMA_" +
-          type + "_" + std::to_string(w) + args);
+    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) +
+          ") NT_WGMMA_" + type + "_" + std::to_string(w) + args);
   line_("else NT_WGMMA_" + type + "_16" + args);
   close();
   close();
@@ -64,7 +64,7 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
   if (deferred) {
     // Left running into the next iteration, which waits for it before its copies overwrite the
     // buffers it reads (emit_for_loop(): one stage fewer ahead).
-    line_("if (NT_STAGES >= 3 && !" + deferral_.last + ") NT_WGMMA_WAIT(1);");
+    line_("if (NT_STAGES >= 4 && !" + deferral_.last + ") NT_WGMMA_WAIT(1);");
     line_("else NT_WGMMA_WAIT(0);  // the last iteration's are waited for in it");
     deferral_.conditions.push_back(la.swizzled);
   } else {

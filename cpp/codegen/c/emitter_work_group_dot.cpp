@@ -79,7 +79,7 @@ StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
   layout.columns = c(simplify(shape[1], env_));
   std::string padded = "NT_MMA" + n;
   // 16-bit operands on Hopper's warpgroup MMAs: unpadded, in swizzled atoms (emit_wgmma_steps()).
-  if (d_.mma_async_staging && (mma == "f16" || mma == "bf16")) {
+  if (wgmma_shapes_.count(shape_key(dot->type.shape)) && (mma == "f16" || mma == "bf16")) {
     layout.swizzled =
         "NT_WGMMA" + n + " && (" + c(simplify(dot->operands[0]->type.shape[1], env_)) + ") % 16 == 0";
     padded += " && !(" + layout.swizzled + ")";
@@ -115,6 +115,21 @@ void Emitter::collect_mma_shapes() {
   } dots;
   dots.visit(k_.body);
   for (const auto& shape : dots.shapes) mma_shapes_.insert(shape_key(shape));
+  if (!d_.mma_async_staging) return;
+  // Warpgroup MMAs for k loops' accumulations (`acc += dot(a, b)`, deferrable_dots()): elsewhere
+  // (attention's dots, their results read at once) mma.sync's fragments measured faster.
+  struct Loops : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Stmt& s) override {
+      if (s->kind == StmtKind::For) loops.push_back(s);
+      IRVisitor::visit(s);
+    }
+    std::vector<Stmt> loops;
+  } loops;
+  loops.visit(k_.body);
+  for (const Stmt& loop : loops.loops)
+    for (const StmtNode* s : deferrable_dots(loop))
+      wgmma_shapes_.insert(shape_key(s->value->operands[1]->type.shape));
 }
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
