@@ -8,7 +8,6 @@ copies (aligned rows, misaligned rows, strided rows, partial blocks, loops short
 pipeline), checked element by element against float64.
 """
 
-import re
 import sys
 
 import pytest
@@ -40,7 +39,7 @@ def test_cuda_source_stages_16_bit_operands_ahead(dtype):
     kernel = make_matmul(DTYPES[dtype][0])
     source = kernel.cuda_source
     for spelling in ("nt_cp_async16(", "nt_ldmatrix_x4(", "nt_ldmatrix_x4_trans(", "NT_CP_ASYNC_COMMIT();",
-                     "NT_CP_ASYNC_WAIT(NT_AHEAD", "#define NT_STAGES 3"):
+                     "NT_CP_ASYNC_WAIT(NT_STAGES - 1);", "#define NT_STAGES 3"):
         assert spelling in source, spelling
     # The operands' buffers hold 16-bit values, NT_STAGES of them each.
     assert "half* nt_stages" in source if dtype == "float16" else "ushort* nt_stages" in source
@@ -140,11 +139,6 @@ def test_cuda_source_multiplies_on_warpgroups_where_built_for_hopper(dtype):
             assert spelling in body, spelling
         # a is k-major; b n-major as it is staged (rows of k), or k-major where it is trans(x).
         assert ("nt_wgmma_desc_mn(" in body) == n_major and body.count("nt_wgmma_desc_k(") == (1 if n_major else 2)
-        # acc += dot(a, b) leaves one group of wgmma's running into the next iteration, whose copies
-        # then run one stage less ahead; the last iteration waits for its own.
-        assert re.search(r"if \(NT_STAGES >= 4 && !nt_last\d+\) NT_WGMMA_WAIT\(1\);\s+else NT_WGMMA_WAIT\(0\);", body)
-        assert re.search(r"#define NT_AHEAD\d+ \(NT_STAGES - 1 - \(\(\(NT_WGMMA\d+ && \(BK\) % 16 == 0\)\) && "
-                         r"NT_STAGES >= 4 \? 1 : 0\)\)", source)
         assert "wgmma" not in make(DTYPES[dtype][0]).source.lower()  # OpenCL: none of it
 
 

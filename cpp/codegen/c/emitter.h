@@ -352,7 +352,9 @@ class Emitter : public EmitContext {
   // (emitter_wgmma.cpp).
   void emit_wgmma_steps(const std::string& type, int layout, const std::string& acc, const std::string& A,
                         const std::string& B, const StagedLayout& la, const StagedLayout& lb,
-                        const std::string& K, bool bt, bool deferred);
+                        const std::string& K, bool bt);
+  // The statements of `loop`'s body `acc += dot(a, b)` (16-bit) whose local nothing else there touches.
+  static std::set<const ir::StmtNode*> accumulated_dots(const Stmt& loop);
   // The accumulators `acc` of tile layout `layout`, read and written only after what came before.
   void hold_accumulators(const std::string& acc, int layout);
   // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
@@ -393,8 +395,6 @@ class Emitter : public EmitContext {
   // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
   // dialect has no asynchronous staging.
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
-  // The statements of `loop`'s body whose wgmma's may run on into the next iteration (Deferral).
-  std::set<const ir::StmtNode*> deferrable_dots(const Stmt& loop);
   // `loop`'s dots' operands bound before it (Lets), staged once before it (the keys to drop after).
   std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);
   // The copies of the operands' blocks at loop index `index` (C), where it is below `stop`, into
@@ -449,14 +449,6 @@ class Emitter : public EmitContext {
                        const std::function<void(const std::vector<Expr>&)>& copy);
   // pitched_operand(): operands a pipelined k loop has staged already (the iteration's slot).
   std::map<const ir::ValueNode*, std::pair<std::string, StagedLayout>> staged_operands_;
-  // The pipelined k loop being emitted: its deferrable statements, whether the dot being emitted
-  // is one, the C bool that its iteration is the last, and the conditions of the deferred wgmma's.
-  struct Deferral {
-    std::set<const ir::StmtNode*> statements;
-    bool now = false;
-    std::string last;
-    std::vector<std::string> conditions;
-  } deferral_;
   bool pipelined_ = false;        // a k loop loads ahead: the source defines NT_STAGES
   bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension

@@ -2,14 +2,13 @@
 //
 // In: a For statement whose body multiplies, on tensor cores, blocks loaded at the loop's index
 // (a matmul's `dot(input[k], other[k])`, attention's blocks of k and v) and writes no tensor.
-// Out: that loop with each such operand in NT_STAGES buffers of its own type (16-bit or float),
-// A = NT_AHEAD<n> iterations loaded ahead (NT_STAGES - 1, or NT_STAGES - 2 where wgmma's run on):
+// Out: that loop with each such operand in NT_STAGES buffers of its own type (16-bit or float):
 //
-//   the copies of iterations 0 .. A - 1 start (one cp.async group each);
+//   the copies of iterations 0 .. NT_STAGES - 2 start (one cp.async group each);
 //   for each iteration t:
-//     the copy of iteration t + A starts, into buffer (t + A) % NT_STAGES;
-//     this thread waits for its copies of iteration t (all but the A newest groups), and the
-//     block for everyone's (a barrier);
+//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer iteration t - 1 read;
+//     this thread waits for its copies of iteration t (all but the NT_STAGES - 1 newest
+//     groups), and the block for everyone's (a barrier);
 //     the body runs, its dots reading buffer t % NT_STAGES (pitched_operand());
 //     a barrier: every warp is done with the buffer the next iteration overwrites.
 //
@@ -18,13 +17,6 @@
 // element by element with its masks (stage_block(), emitter_mma_staging.cpp). NT_STAGES is 1
 // (each iteration waits for its own copies: no overlap) up to what shared memory holds; the
 // runtime sets it from num_stages (driver/compiled_kernel_cuda.cpp).
-//
-// Deferral: on wgmma (emitter_wgmma.cpp), the body's `acc += dot(a, b)` whose accumulator nothing
-// else in the body touches leaves its multiplies running into the next iteration, which waits for
-// all but the newest group of them; so the buffers of iteration t - 1 may still be read while
-// iteration t starts, and its copies go two buffers back: A = NT_STAGES - 2, with NT_STAGES >= 4
-// (with 3, one iteration ahead measured slower than no deferral).
-// After the loop, every wgmma is waited for.
 //
 // An operand bound before the loop (attention's q, scaled) is staged once, before the loop, in its
 // own type and its dot's layout, and every iteration's dot reads its fragments from there
@@ -92,39 +84,6 @@ std::vector<Value> body_dots(const Stmt& loop) {
 }
 
 }  // namespace
-
-std::set<const StmtNode*> Emitter::deferrable_dots(const Stmt& loop) {
-  // The locals each statement of the body reads or assigns, nested ones too.
-  struct Locals : IRVisitor {
-    using IRVisitor::visit;
-    void visit(const Value& v) override {
-      if (v->kind == ValueKind::LocalRef) ids.insert(v->id);
-      IRVisitor::visit(v);
-    }
-    void visit(const Stmt& s) override {
-      if (s->kind == StmtKind::Assign) ids.insert(s->id);
-      IRVisitor::visit(s);
-    }
-    std::set<int> ids;
-  };
-  std::map<int, int> uses;  // local -> the statements touching it
-  for (const Stmt& s : loop->body) {
-    Locals locals;
-    locals.visit(s);
-    for (int id : locals.ids) ++uses[id];
-  }
-  std::set<const StmtNode*> found;
-  for (const Stmt& s : loop->body) {
-    if (s->kind != StmtKind::Assign || uses[s->id] != 1) continue;
-    const Value& v = s->value;
-    if (v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
-        v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
-        v->operands[1]->kind == ValueKind::Dot &&
-        (mma_type(v->operands[1]) == "f16" || mma_type(v->operands[1]) == "bf16"))
-      found.insert(s.get());
-  }
-  return found;
-}
 
 std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop) {
   std::vector<const ValueNode*> staged;

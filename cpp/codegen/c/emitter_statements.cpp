@@ -113,9 +113,7 @@ void Emitter::emit_assign(const Stmt& s) {
         v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
         v->operands[1]->kind == ValueKind::Dot && v->operands[1]->type.dtype == type.dtype) {
       for (const Value& o : v->operands[1]->operands) materialize_parts(o);
-      deferral_.now = deferral_.statements.count(s.get()) > 0;
       emit_dot(v->operands[1], name, /*accumulate=*/true);
-      deferral_.now = false;
       return;
     }
     materialize_parts(v);
@@ -281,11 +279,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
   const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
   const std::vector<PipelinedOperand> ahead = pipelined_operands(s);
   std::string it;
-  // The iterations whose copies run ahead: NT_STAGES - 1, one fewer where wgmma's are deferred.
-  const std::string stages_ahead = ahead.empty() ? "" : fresh("NT_AHEAD");
   if (!ahead.empty()) {
     open("");
-    open("for (int nt_stage = 0; nt_stage < " + stages_ahead + "; ++nt_stage)");
+    open("for (int nt_stage = 0; nt_stage < NT_STAGES - 1; ++nt_stage)");
     stage_ahead(s, ahead, start + " + nt_stage * " + step, stop, "nt_stage");
     close();
     close();
@@ -299,9 +295,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
     env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
   }
   if (!ahead.empty()) {
-    stage_ahead(s, ahead, v + " + " + stages_ahead + " * " + step, stop,
-                "(" + it + " + " + stages_ahead + ") % NT_STAGES");
-    line_("NT_CP_ASYNC_WAIT(" + stages_ahead + ");");
+    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
+                "(" + it + " + NT_STAGES - 1) % NT_STAGES");
+    line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
     line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what the copies and stores wrote
     barrier();
     for (const PipelinedOperand& o : ahead)
@@ -310,33 +306,14 @@ void Emitter::emit_for_loop(const Stmt& s) {
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;
-  Deferral deferral;
-  if (!ahead.empty()) deferral.statements = deferrable_dots(s);
-  if (!deferral.statements.empty()) {
-    deferral.last = fresh("nt_last");
-    const std::string next = "(" + v + " + " + step + ")";
-    line_("const bool " + deferral.last + " = !(" +
-          (step_value ? next + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")"
-                      : "(" + step + " > 0 ? " + next + " < (long)(" + stop + ") : " + next + " > (long)(" +
-                            stop + "))") +
-          ");");
-  }
-  std::swap(deferral, deferral_);
   scoped([&] { emit_list(s->body); });
-  std::swap(deferral, deferral_);
   loop_vars_ = saved;
   if (!ahead.empty()) {
     barrier();  // every warp is done with the buffer the next iteration's copies overwrite
     for (const PipelinedOperand& o : ahead) staged_operands_.erase(o.load.get());
   }
   close();
-  if (!ahead.empty()) {
-    line_("NT_CP_ASYNC_WAIT(0);");
-    std::string fewer;
-    for (const std::string& c : deferral.conditions) fewer += (fewer.empty() ? "(" : ") || (") + c;
-    if (!fewer.empty()) fewer = " - ((" + fewer + ")) && NT_STAGES >= 4 ? 1 : 0)";
-    layout_macros_ += "#define " + stages_ahead + " (NT_STAGES - 1" + fewer + ")\n";
-  }
+  if (!ahead.empty()) line_("NT_CP_ASYNC_WAIT(0);");
   for (const ValueNode* v : invariant) staged_operands_.erase(v);
 }
 

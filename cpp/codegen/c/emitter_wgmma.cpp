@@ -4,18 +4,24 @@
 // NT_WM the warps, a multiple of 4: lower/program_layout.cpp) and whose operands are staged in
 // wgmma's swizzled atoms (StagedLayout, operand_layout()). Out: its k loop as wgmma.mma_async
 // instructions, 16 steps of k each, waited for before the accumulators are read
-// (codegen/c/wgmma_ptx.h has the helpers). In a pipelined k loop, `acc += dot(a, b)` may leave
-// its wgmma's running while the next iteration starts (Deferral, emitter_pipeline.cpp).
+// (codegen/c/wgmma_ptx.h has the helpers). Only k loops' accumulations (`acc += dot(a, b)`,
+// accumulated_dots()) go there: attention's dots, whose results are read at once, measured
+// faster on mma.sync. (Leaving one group of wgmma's running into the next iteration, with the
+// copies one stage less ahead, measured slower than waiting for each; it is not done.)
 //
 // Warpgroup g multiplies rows 64 g to 64 g + 63 of each 16 NT_WM rows (nt_i-th: the rows its
 // warps hold in the tile layout) by all NT_COLS columns, in wgmma's of NT_WGMMA_N columns. a is
 // k-major (rows of k, as it is staged); b is k-major where it is trans(x) staged as x, else
 // n-major (rows of n), which wgmma transposes itself.
+#include <map>
+#include <set>
 #include <string>
 
 #include "codegen/c/emitter.h"
 
 namespace nt::codegen {
+
+using namespace nt::ir;
 
 void Emitter::hold_accumulators(const std::string& acc, int layout) {
   const std::string n = std::to_string(layout);
@@ -27,7 +33,7 @@ void Emitter::hold_accumulators(const std::string& acc, int layout) {
 
 void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::string& acc,
                                const std::string& A, const std::string& B, const StagedLayout& la,
-                               const StagedLayout& lb, const std::string& K, bool bt, bool deferred) {
+                               const StagedLayout& lb, const std::string& K, bool bt) {
   const std::string n = std::to_string(layout);
   const std::string atom_a = "NT_WGMMA_ATOM(" + la.columns + ")";
   const std::string atom_b = "NT_WGMMA_ATOM(" + lb.columns + ")";
@@ -61,16 +67,41 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
   close();
   close();
   line_("NT_WGMMA_COMMIT();");
-  if (deferred) {
-    // Left running into the next iteration, which waits for it before its copies overwrite the
-    // buffers it reads (emit_for_loop(): one stage fewer ahead).
-    line_("if (NT_STAGES >= 4 && !" + deferral_.last + ") NT_WGMMA_WAIT(1);");
-    line_("else NT_WGMMA_WAIT(0);  // the last iteration's are waited for in it");
-    deferral_.conditions.push_back(la.swizzled);
-  } else {
-    line_("NT_WGMMA_WAIT(0);");
-  }
+  line_("NT_WGMMA_WAIT(0);");
   hold_accumulators(acc, layout);
+}
+
+std::set<const StmtNode*> Emitter::accumulated_dots(const Stmt& loop) {
+  // The locals each statement of the body reads or assigns, nested ones too.
+  struct Locals : IRVisitor {
+    using IRVisitor::visit;
+    void visit(const Value& v) override {
+      if (v->kind == ValueKind::LocalRef) ids.insert(v->id);
+      IRVisitor::visit(v);
+    }
+    void visit(const Stmt& s) override {
+      if (s->kind == StmtKind::Assign) ids.insert(s->id);
+      IRVisitor::visit(s);
+    }
+    std::set<int> ids;
+  };
+  std::map<int, int> uses;  // local -> the statements touching it
+  for (const Stmt& s : loop->body) {
+    Locals locals;
+    locals.visit(s);
+    for (int id : locals.ids) ++uses[id];
+  }
+  std::set<const StmtNode*> found;
+  for (const Stmt& s : loop->body) {
+    if (s->kind != StmtKind::Assign || uses[s->id] != 1) continue;
+    const Value& v = s->value;
+    if (v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
+        v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
+        v->operands[1]->kind == ValueKind::Dot &&
+        (mma_type(v->operands[1]) == "f16" || mma_type(v->operands[1]) == "bf16"))
+      found.insert(s.get());
+  }
+  return found;
 }
 
 }  // namespace nt::codegen

@@ -116,7 +116,7 @@ void Emitter::collect_mma_shapes() {
   dots.visit(k_.body);
   for (const auto& shape : dots.shapes) mma_shapes_.insert(shape_key(shape));
   if (!d_.mma_async_staging) return;
-  // Warpgroup MMAs for k loops' accumulations (`acc += dot(a, b)`, deferrable_dots()): elsewhere
+  // Warpgroup MMAs for k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()): elsewhere
   // (attention's dots, their results read at once) mma.sync's fragments measured faster.
   struct Loops : IRVisitor {
     using IRVisitor::visit;
@@ -128,7 +128,7 @@ void Emitter::collect_mma_shapes() {
   } loops;
   loops.visit(k_.body);
   for (const Stmt& loop : loops.loops)
-    for (const StmtNode* s : deferrable_dots(loop))
+    for (const StmtNode* s : accumulated_dots(loop))
       wgmma_shapes_.insert(shape_key(s->value->operands[1]->type.shape));
 }
 
@@ -249,7 +249,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
       if (warpgroups) {
         line_("#ifdef NT_WGMMA");
         open("if (" + la.swizzled + ")");  // lb's is the same (operand_layout())
-        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt, deferral_.now && held && accumulate);
+        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt);
         close("} else");
         line_("#endif");
         open("");
