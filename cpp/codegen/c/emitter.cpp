@@ -108,7 +108,7 @@ KernelSource Emitter::run() {
       src << respell(kMmaStagingHelpers, d_)
           << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
-    if (d_.mma_async_staging) src << respell(wgmma_helpers(), d_);
+    if (!wgmma_shapes_.empty()) src << respell(wgmma_helpers(), d_);
     if (pipelined_)
       src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
   }

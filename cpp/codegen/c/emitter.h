@@ -360,11 +360,11 @@ class Emitter : public EmitContext {
   // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
   // the padding its rows take in the mma layout (`pad`).
   StagedLayout operand_layout(const Value& dot, int which, int& pad);
-  // Declares the local array `name` of `type` for a dot operand of `shape` with rows `pitch` apart
-  // (padded by `pad` elements in the mma layout), `copies` of it where given (NT_STAGES; counted
-  // in local_bytes by kStagesSymbol); returns one copy's elements, as C.
+  // Declares the local array `name` of `type` for a dot operand of `shape` laid out as `layout` (rows
+  // padded by `pad` elements in the mma layout; 1024-byte aligned where swizzled), `copies` of it
+  // where given (NT_STAGES; counted in local_bytes by kStagesSymbol); returns one copy's elements.
   std::string declare_operand_array(const std::string& type, const std::string& name,
-                                    const std::vector<Expr>& shape, const std::string& pitch, int pad,
+                                    const std::vector<Expr>& shape, const StagedLayout& layout, int pad,
                                     int element_bytes, const std::string& copies,
                                     const std::string& attributes = "");
   // In the unmasked path of the copy of operand `v` into `array` (rows `pitch` apart): where `v`

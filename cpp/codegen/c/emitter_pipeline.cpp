@@ -143,8 +143,8 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
       o.load = load;
       o.layout = operand_layout(dot, which, pad);
       o.array = fresh("nt_stages");
-      o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.layout.pitch,
-                                     pad, staged_size(load->type.dtype), "NT_STAGES");
+      o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.layout, pad,
+                                     staged_size(load->type.dtype), "NT_STAGES");
       operands.push_back(std::move(o));
     }
   }

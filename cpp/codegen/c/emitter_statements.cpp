@@ -298,7 +298,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
     stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
                 "(" + it + " + NT_STAGES - 1) % NT_STAGES");
     line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
-    line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what the copies and stores wrote
+    bool swizzled = false;  // read by wgmma, which needs what the copies and stores wrote fenced
+    for (const PipelinedOperand& o : ahead) swizzled = swizzled || !o.layout.swizzled.empty();
+    if (swizzled) line_("NT_ASYNC_PROXY_FENCE();");
     barrier();
     for (const PipelinedOperand& o : ahead)
       staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))",

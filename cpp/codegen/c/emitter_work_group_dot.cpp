@@ -89,18 +89,18 @@ StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
 }
 
 std::string Emitter::declare_operand_array(const std::string& type, const std::string& name,
-                                           const std::vector<Expr>& shape, const std::string& pitch, int pad,
-                                           int element_bytes, const std::string& copies,
+                                           const std::vector<Expr>& shape, const StagedLayout& layout,
+                                           int pad, int element_bytes, const std::string& copies,
                                            const std::string& attributes) {
   array_size(shape, "a dot operand");  // the sizes must be known at build time
-  const std::string one = c(simplify(shape[0], env_)) + " * (" + pitch + ")";
+  const std::string one = c(simplify(shape[0], env_)) + " * (" + layout.pitch + ")";
   // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
   const Expr padded = add(shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   Expr bytes = mul(mul(shape[0], padded), static_cast<int64_t>(element_bytes));
   if (!copies.empty()) bytes = mul(var(kStagesSymbol), bytes);
   // wgmma's swizzled atoms repeat every 1024 bytes (nt_wgmma_at()).
   declare_local(type, name, copies.empty() ? one : copies + " * " + one, bytes, attributes,
-                d_.mma_async_staging ? 1024 : 16);
+                layout.swizzled.empty() ? 16 : 1024);
   return one;
 }
 
@@ -156,7 +156,7 @@ std::string Emitter::staged_operand(const Value& v, DType dtype, const StagedLay
   const bool native = d_.mma_async_staging;
   std::string ct = native ? staged_type(v->type.dtype) : compute_type(dtype);
   // Aligned for pairs: emit_mma_steps() reads two floats of a row at once.
-  declare_operand_array(ct, name, v->type.shape, layout.pitch, pad,
+  declare_operand_array(ct, name, v->type.shape, layout, pad,
                         native ? staged_size(v->type.dtype) : c_size(ct), "", " __attribute__((aligned(8)))");
   barrier();
   // A conversion to the staged 16-bit type (p.to(float16)) is the staged store's own rounding.
@@ -171,7 +171,7 @@ std::string Emitter::staged_operand(const Value& v, DType dtype, const StagedLay
     nest(v->type.shape, {v}, nullptr, copy, false, [&] { copy_staged_rows(v, name, layout, copy); });
   else
     nest(v->type.shape, {v}, nullptr, copy);
-  if (native) line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what these stores wrote
+  if (!layout.swizzled.empty()) line_("NT_ASYNC_PROXY_FENCE();");  // wgmma reads what these stores wrote
   barrier();
   return name;
 }
