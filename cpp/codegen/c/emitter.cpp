@@ -25,6 +25,23 @@
 
 namespace nt::codegen {
 
+Emitter::Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared, const Dialect& dialect)
+    : k_(kernel),
+      d_(dialect),
+      layout_(ir::grid_shape(kernel)),
+      distribute_(mode == Mode::Elementwise),
+      group_(mode == Mode::WorkGroup),
+      must_share_(std::move(shared)) {
+  layout_.add_bounds(env_);
+  for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
+  collect_equal_sizes();
+  if (group_) {
+    count_accesses();
+    collect_mma_shapes();
+  }
+  if (!group_ && !distribute_) collect_let_reductions();
+}
+
 using namespace nt::ir;
 
 bool is_compile_time(const Expr& e) {

@@ -19,6 +19,7 @@
 //   emitter_mma_staging.cpp  tensor-core operands staged in their own type (cp.async copies)
 //   emitter_pipeline.cpp     k loops loading tensor-core operands NT_STAGES - 1 iterations ahead
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
+//   emitter_wgmma.cpp        k loops' accumulations on Hopper's warpgroup MMAs (CUDA C, sm_90a)
 #pragma once
 
 #include <array>
@@ -70,22 +71,7 @@ class Emitter : public EmitContext {
   // `shared` (Mode::WorkGroup): the values (let_key(), local_key(), node_key()) to hold in local memory
   // though read only where they are computed; see misaligned().
   Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared = {},
-          const Dialect& dialect = opencl_dialect())
-      : k_(kernel),
-        d_(dialect),
-        layout_(ir::grid_shape(kernel)),
-        distribute_(mode == Mode::Elementwise),
-        group_(mode == Mode::WorkGroup),
-        must_share_(std::move(shared)) {
-    layout_.add_bounds(env_);
-    for (const std::string& name : ir::block_size_symbols(kernel)) env_.set(name, 1, std::nullopt);
-    collect_equal_sizes();
-    if (group_) {
-      count_accesses();
-      collect_mma_shapes();
-    }
-    if (!group_ && !distribute_) collect_let_reductions();
-  }
+          const Dialect& dialect = opencl_dialect());
   KernelSource run();
   // Mode::Elementwise: could every nest of the kernel be spread over a work-group's
   // work-items with nothing shared between them? Only with no private arrays (blocks held
@@ -315,13 +301,12 @@ class Emitter : public EmitContext {
   // NT_R x NT_C elements accumulated in registers, a row of a and a column of b read per k;
   // or, on tensor cores, 16 steps of k at a time (emitter_work_group_dot.cpp).
   void emit_dot_group(const Value& v, const std::string& result, bool accumulate);
-  // The shapes of dots that tensor cores could multiply (float16 or bfloat16 operands): their
-  // tile layouts may be the mma one (lower::ProgramLayout::tile_layout).
+  // The shapes of dots tensor cores could multiply (their tile layouts may be the mma one), and of
+  // those that go on warpgroup MMAs (accumulated_dots()).
   void collect_mma_shapes();
-  // A tensor-core dot's operand in local memory laid out as `layout` (rows at most its columns +
-  // `pad` apart), unless it is held already (dense rows); `used` says which. `native`: the array
-  // holds the operand's own values (d_.mma_async_staging: 16-bit ones as their bits), not
-  // `dtype`'s compute type.
+  // A tensor-core dot's operand in local memory laid out as `layout`, unless it is held already
+  // (dense rows); `used` says which. `native`: the array holds the operand's own values
+  // (d_.mma_async_staging: 16-bit ones as their bits), not `dtype`'s compute type.
   std::string pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                               StagedLayout& used, bool& native);
   // `v` copied, between barriers, into a new array `prefix<n>` of the above (its own type where
@@ -348,15 +333,10 @@ class Emitter : public EmitContext {
   void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
                        const std::string& acc, const std::string& A, const std::string& B,
                        const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
-  // The k loop of a 16-bit dot on Hopper's warpgroup MMAs, its operands in wgmma's atoms
-  // (emitter_wgmma.cpp).
+  // The k loop of a 16-bit dot on Hopper's warpgroup MMAs, its operands in wgmma's atoms.
   void emit_wgmma_steps(const std::string& type, int layout, const std::string& acc, const std::string& A,
                         const std::string& B, const StagedLayout& la, const StagedLayout& lb,
                         const std::string& K, bool bt);
-  // The statements of `loop`'s body `acc += dot(a, b)` (16-bit) whose local nothing else there touches.
-  static std::set<const ir::StmtNode*> accumulated_dots(const Stmt& loop);
-  // The accumulators `acc` of tile layout `layout`, read and written only after what came before.
-  void hold_accumulators(const std::string& acc, int layout);
   // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
   // the padding its rows take in the mma layout (`pad`).
   StagedLayout operand_layout(const Value& dot, int which, int& pad);
@@ -367,9 +347,8 @@ class Emitter : public EmitContext {
                                     const std::vector<Expr>& shape, const StagedLayout& layout, int pad,
                                     int element_bytes, const std::string& copies,
                                     const std::string& attributes = "");
-  // In the unmasked path of the copy of operand `v` into `array` (rows `pitch` apart): where `v`
-  // is a block loaded from a tensor whose block rows are contiguous and 16-byte aligned, 16
-  // bytes a thread by cp.async; else `copy` element by element.
+  // In the unmasked path of the copy of operand `v` into `array`: where `v` is a block loaded with
+  // contiguous, 16-byte aligned rows, 16 bytes a thread by cp.async; else `copy` element by element.
   void copy_staged_rows(const Value& v, const std::string& array, const StagedLayout& layout,
                         const std::function<void(const std::vector<Expr>&)>& copy);
   // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
@@ -391,9 +370,8 @@ class Emitter : public EmitContext {
     StagedLayout layout;  // where its elements lie (operand_layout())
     std::string slot;
   };
-  // The operands of `loop` to load ahead, NT_STAGES - 1 iterations early: the loaded blocks
-  // that tensor-core dots in its body multiply, where the body writes no tensor. None where the
-  // dialect has no asynchronous staging.
+  // The operands of `loop` to load NT_STAGES - 1 iterations ahead: the blocks its tensor-core dots
+  // multiply, where the body writes no tensor (none without d_.mma_async_staging).
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
   // `loop`'s dots' operands bound before it (Lets), staged once before it (the keys to drop after).
   std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);

@@ -23,14 +23,6 @@ namespace nt::codegen {
 
 using namespace nt::ir;
 
-void Emitter::hold_accumulators(const std::string& acc, int layout) {
-  const std::string n = std::to_string(layout);
-  line_("NT_UNROLL");
-  open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
-  line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
-  close();
-}
-
 void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::string& acc,
                                const std::string& A, const std::string& B, const StagedLayout& la,
                                const StagedLayout& lb, const std::string& K, bool bt) {
@@ -38,8 +30,15 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
   const std::string atom_a = "NT_WGMMA_ATOM(" + la.columns + ")";
   const std::string atom_b = "NT_WGMMA_ATOM(" + lb.columns + ")";
   const std::string width = "NT_WGMMA_N(NT_COLS" + n + ")";
+  // The accumulators' registers, read and written only after what came before (the wait).
+  auto hold = [&] {
+    line_("NT_UNROLL");
+    open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
+    line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
+    close();
+  };
   line_("const long nt_wg = NT_LANE / 128;  // this thread's warpgroup");
-  hold_accumulators(acc, layout);  // as they are now: wgmma.fence orders their earlier writes
+  hold();  // as they are now: wgmma.fence orders their earlier writes
   line_("NT_WGMMA_FENCE();");
   line_("NT_UNROLL");
   open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
@@ -68,10 +67,10 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
   close();
   line_("NT_WGMMA_COMMIT();");
   line_("NT_WGMMA_WAIT(0);");
-  hold_accumulators(acc, layout);
+  hold();
 }
 
-std::set<const StmtNode*> Emitter::accumulated_dots(const Stmt& loop) {
+std::set<const StmtNode*> accumulated_dots(const Stmt& loop) {
   // The locals each statement of the body reads or assigns, nested ones too.
   struct Locals : IRVisitor {
     using IRVisitor::visit;
