@@ -143,11 +143,11 @@ def test_cuda_source_multiplies_on_warpgroups_where_built_for_hopper(dtype):
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("transposed", (False, True))
 @pytest.mark.parametrize("blocks", WARPGROUP_BLOCKS)
-def test_warpgroup_blocks_build_with_nvrtc(dtype, transposed, blocks):
+def test_warpgroup_blocks_build_with_nvrtc(transposed, blocks):
     bm, bn, bk, warps = blocks
+    dtype = "bfloat16" if blocks == WARPGROUP_BLOCKS[0] else "float16"  # the macros differ only in their type
     kernel = (make_matmul_nt if transposed else make_matmul)(DTYPES[dtype][0])
     options = f"-DBM={bm} -DBN={bn} -DBK={bk} -DNT_WORK_ITEMS={32 * warps} -DNT_STAGES=2 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
     assert len(_core.compile_cuda(kernel.cuda_source, options, "sm_90a")) > 0
