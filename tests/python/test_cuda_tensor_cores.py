@@ -173,6 +173,65 @@ def test_warpgroup_mma_on_cuda(dtype, layout, transposed, blocks):
     torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
 
 
+BM, BN, BK = (ninetoothed.Symbol(name, constexpr=True) for name in ("BM", "BN", "BK"))
+
+
+def gated_arrangement(x, w1, w3, c):
+    c_tiled = c.tile((BM, BN))
+    x_tiled = x.tile((BM, BK)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
+    x_tiled.dtype = x_tiled.dtype.squeeze(0)
+    w_tiled = []
+    for w in (w1, w3):
+        tiled = w.tile((BK, BN)).tile((-1, 1)).expand((c_tiled.shape[0], -1))
+        tiled.dtype = tiled.dtype.squeeze(1)
+        w_tiled.append(tiled)
+    return x_tiled, w_tiled[0], w_tiled[1], c_tiled
+
+
+def gated_application(x, w1, w3, c):
+    """A gated MLP's two products of one block of x: x[k] is held once (a Let read by two dots)."""
+    gate = ntl.zeros(c.shape, dtype=ntl.float32)
+    up = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(x.shape[0]):
+        xk = x[k]
+        gate += ntl.dot(xk, w1[k])
+        up += ntl.dot(xk, w3[k])
+    c = gate * up  # noqa: F841
+
+
+def make_gated(dtype, **keywords):
+    tensors = tuple(Tensor(2, dtype=dtype) for _ in range(3)) + (Tensor(2, dtype=ninetoothed.float32),)
+    return ninetoothed.make(gated_arrangement, gated_application, tensors, **keywords)
+
+
+def test_an_operand_held_elsewhere_is_read_where_the_others_layout_puts_them():
+    """x[k], held for two dots, is not staged in wgmma's atoms, so these dots stay on mma.sync; their
+    b operands, staged in the atoms all the same, are read by ldmatrix where the swizzle put them."""
+    body = make_gated(ninetoothed.float16).cuda_source
+    body = body[body.index("__global__"):]
+    reads = [line for line in body.splitlines() if "nt_ldmatrix_x4_trans(" in line]
+    assert reads and all("nt_wgmma_at(" in line for line in reads)
+    assert "NT_WGMMA_FENCE" not in body
+
+
+@needs_nvrtc
+def test_an_operand_held_elsewhere_builds_with_nvrtc():
+    options = "-DBM=128 -DBN=128 -DBK=64 -DNT_WORK_ITEMS=128 -DNT_STAGES=3 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
+    assert len(_core.compile_cuda(make_gated(ninetoothed.float16).cuda_source, options, "sm_90a")) > 0
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_operand_held_elsewhere_on_cuda(dtype):
+    m, k, n = 300, 200, 260
+    x = torch.randn(m, k, device="cuda").to(DTYPES[dtype][1])
+    w1, w3 = (torch.randn(k, n, device="cuda").to(DTYPES[dtype][1]) for _ in range(2))
+    c = torch.full((m, n), float("nan"), device="cuda")
+    make_gated(DTYPES[dtype][0], num_warps=4, num_stages=3)(x, w1, w3, c, BM=128, BN=128, BK=64)
+    expected = ((x.double() @ w1.double()) * (x.double() @ w3.double())).float()
+    torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-3)
+
+
 # --- float32 operands: Triton's input_precision ------------------------------------------------
 
 

@@ -318,8 +318,8 @@ class Emitter : public EmitContext {
   // `a16`, `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
-                      const std::string& K, const std::string& pitch_a, const std::string& pitch_b,
-                      bool pairs, bool a16, bool b16, bool bt);
+                      const std::string& K, const StagedLayout& la, const StagedLayout& lb, bool pairs,
+                      bool a16, bool b16, bool bt);
   // What operand `which` of tensor-core dot `dot` is staged from: b = trans(x) as x (rows copied as
   // they lie, read by ldmatrix without .trans) where 16-bit operands are staged in their own type.
   Value staged_value(const Value& dot, int which);

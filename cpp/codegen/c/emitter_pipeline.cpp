@@ -90,7 +90,7 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
   if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return staged;
   std::set<int> inside;
   lets_of(loop->body, inside);
-  std::map<std::pair<int, std::string>, std::pair<std::string, StagedLayout>> by_let;  // a Let's copies
+  std::map<int, std::pair<std::string, StagedLayout>> by_let;  // a Let's staged copy: array, layout
   for (const Value& dot : body_dots(loop)) {
     const std::string mma = mma_type(dot);
     if ((mma != "f16" && mma != "bf16") || !mma_shapes_.count(shape_key(dot->type.shape))) continue;
@@ -99,14 +99,12 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
       if (v->kind != ValueKind::LetRef || inside.count(v->id) || v->type.shape.size() != 2 ||
           staged_operands_.count(v.get()))
         continue;
-      int pad = 0;
-      const StagedLayout layout = operand_layout(dot, which, pad);
-      // One copy for the dots that lay the Let out alike.
-      const auto key = std::make_pair(v->id, layout.at("r", "c"));
-      auto found = by_let.find(key);
-      if (found == by_let.end()) {
+      auto found = by_let.find(v->id);
+      if (found == by_let.end()) {  // laid out as its first dot asks: the others read it so
+        int pad = 0;
+        const StagedLayout layout = operand_layout(dot, which, pad);
         const std::string name = staged_operand(v, v->type.dtype, layout, pad, "nt_invariant");
-        found = by_let.emplace(key, std::make_pair(name, layout)).first;
+        found = by_let.emplace(v->id, std::make_pair(name, layout)).first;
       }
       staged_operands_[v.get()] = found->second;
       staged.push_back(v.get());

@@ -19,7 +19,9 @@
 //     of them: high parts times high, high times low, low times high.
 // Dialects with mma_async_staging (CUDA C) stage such operands in their own type instead of
 // floats (emitter_mma_staging.cpp: 16-bit ones in half the shared memory; copied by cp.async
-// where whole rows are contiguous) and load 16-bit fragments with ldmatrix.
+// where whole rows are contiguous) and load 16-bit fragments with ldmatrix, from rows `pitch`
+// apart or from wgmma's swizzled atoms (StagedLayout::at()). A third way, for the dots of
+// wgmma shapes on Hopper: emit_wgmma_steps() (emitter_wgmma.cpp).
 #include <functional>
 #include <string>
 
@@ -134,9 +136,8 @@ void Emitter::collect_mma_shapes() {
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                                      StagedLayout& used, bool& native) {
-  // Loaded ahead by its k loop, or before it (emitter_pipeline.cpp), for a dot that lays it out the same.
-  if (auto staged = staged_operands_.find(v.get());
-      staged != staged_operands_.end() && staged->second.second == layout) {
+  // Loaded ahead by its k loop, or before it (emitter_pipeline.cpp), laid out as its first dot asked.
+  if (auto staged = staged_operands_.find(v.get()); staged != staged_operands_.end()) {
     used = staged->second.second;
     native = true;
     return staged->second.first;
@@ -193,6 +194,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   // b = trans(x) staged as x: b's element (k, n) at element (n, k) of lb (staged_value()).
   const Value stored_b = mma.empty() ? b : staged_value(v, 1);
   const bool bt = stored_b.get() != b.get();
+  std::string wgmma;  // this dot's condition for warpgroup MMAs (its operands' swizzle), or ""
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
@@ -202,6 +204,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     A = pitched_operand(a, dt, padded_a, pad_a, la, a16);
     pairs = la.pitch != K && !a16;
     B = pitched_operand(stored_b, dt, padded_b, pad_b, lb, b16);
+    wgmma = padded_a.swizzled;
   }
   // An element of an operand array, as the compute type.
   auto read = [&](const Value& operand, const std::string& array, bool native, const std::string& at) {
@@ -244,17 +247,21 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     if (is_tf32(mma)) {
       emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, la.pitch, lb.pitch);
     } else {
-      // On Hopper, where both operands are staged in wgmma's atoms: warpgroup MMAs.
-      const bool warpgroups = a16 && b16 && !la.swizzled.empty() && !lb.swizzled.empty();
+      // On Hopper, for a dot of a wgmma shape (its own operands' layout swizzled) whose operands are
+      // both staged in wgmma's atoms (a held one, or one staged for another dot, may not be: then
+      // mma.sync, its ldmatrix reading each operand where its layout puts it).
+      const bool warpgroups = a16 && b16 && !wgmma.empty() && !la.swizzled.empty() && !lb.swizzled.empty();
       if (warpgroups) {
+        for (const std::string& c : {la.swizzled, lb.swizzled})
+          if (c != wgmma) wgmma = "(" + wgmma + ") && (" + c + ")";
         line_("#ifdef NT_WGMMA");
-        open("if (" + la.swizzled + ")");  // lb's is the same (operand_layout())
+        open("if (" + wgmma + ")");
         emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt);
         close("} else");
         line_("#endif");
         open("");
       }
-      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, la.pitch, lb.pitch, pairs, a16, b16, bt);
+      emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, la, lb, pairs, a16, b16, bt);
       if (warpgroups) close();
     }
     close("} else");
@@ -295,11 +302,13 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
 
 void Emitter::emit_mma_steps(const std::string& type, int layout, const std::string& tx,
                              const std::string& ty, const std::string& acc, const std::string& A,
-                             const std::string& B, const std::string& K, const std::string& pitch_a,
-                             const std::string& pitch_b, bool pairs, bool a16, bool b16, bool bt) {
+                             const std::string& B, const std::string& K, const StagedLayout& la,
+                             const StagedLayout& lb, bool pairs, bool a16, bool b16, bool bt) {
   const std::string n = std::to_string(layout);
   const std::string pack = "nt_pack_" + type + "x2", step = "NT_MMA_M16N8K16_" + type;
-  const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
+  // Arrays of floats (packed here) have plain rows; ldmatrix reads each lane's 16 bytes where the
+  // operand's layout puts them (wgmma's swizzle keeps 16-byte chunks whole).
+  const std::string pa = "(" + la.pitch + ")", pb = "(" + lb.pitch + ")";
   // This lane's group g and thread t in the group; its warp's column wn (its row is in ty).
   line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
   if (a16 || b16) line_("const int nt_l = (int)(NT_LANE % 32);");
@@ -313,8 +322,9 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   if (a16) {
     // Lane l names row l % 16 of the tile, from column 8 (l / 16): the four 8 x 8 matrices are
     // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
-    line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + (NT_ROW" + n + "(" + ty +
-          ", 2 * nt_i) - nt_g + nt_l % 16) * " + pa + " + nt_k0 + nt_l / 16 * 8);");
+    line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + " +
+          la.at("(NT_ROW" + n + "(" + ty + ", 2 * nt_i) - nt_g + nt_l % 16)", "nt_k0 + nt_l / 16 * 8") +
+          ");");
   } else {
     line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
           " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
@@ -334,8 +344,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   if (b16 && bt) {
     // b stored as rows of n: lane l names row (n) l % 8 of the tile, from column (k) 8 (l / 8 % 2);
     // lanes 16 on, of the next tile: b's registers 0 and 1 of two tiles a load.
-    const std::string at = " + (8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)) + nt_l % 8) * " + pb +
-                           " + nt_k0 + 8 * (nt_l / 8 % 2)";
+    const std::string at = " + " + lb.at("(8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)) + nt_l % 8)",
+                                         "nt_k0 + 8 * (nt_l / 8 % 2)");
     line_("NT_UNROLL");
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; nt_j += 2)");
     open("if (nt_j + 1 < NT_C" + n + " / 2)");
@@ -357,12 +367,12 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
     line_("NT_UNROLL");
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; nt_j += 2)");
     open("if (nt_j + 1 < NT_C" + n + " / 2)");
-    line_("nt_ldmatrix_x4_trans(nt_fb[nt_j], nt_fb[nt_j + 1], " + B + " + (nt_k0 + nt_l % 16) * " + pb +
-          " + 8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16)));");
+    line_("nt_ldmatrix_x4_trans(nt_fb[nt_j], nt_fb[nt_j + 1], " + B + " + " +
+          lb.at("(nt_k0 + nt_l % 16)", "8 * (nt_wn + NT_WN" + n + " * (nt_j + nt_l / 16))") + ");");
     close("} else {");
     ++indent_;
-    line_("nt_ldmatrix_x2_trans(nt_fb[nt_j], " + B + " + (nt_k0 + nt_l % 16) * " + pb +
-          " + 8 * (nt_wn + NT_WN" + n + " * nt_j));");
+    line_("nt_ldmatrix_x2_trans(nt_fb[nt_j], " + B + " + " +
+          lb.at("(nt_k0 + nt_l % 16)", "8 * (nt_wn + NT_WN" + n + " * nt_j)") + ");");
     close();
     close();
   } else {

@@ -27,7 +27,7 @@ std::set<const ir::StmtNode*> accumulated_dots(const ir::Stmt& loop);
 
 // Where element (r, c) of a staged operand of `rows` x `columns` lies in its array: rows `pitch`
 // elements apart, or, where the C condition `swizzled` holds (dots on Hopper's warpgroup MMAs),
-// in wgmma's swizzled atoms (nt_wgmma_at(), codegen/cuda/cuda_dialect.cpp). All as C.
+// in wgmma's swizzled atoms (nt_wgmma_at(), codegen/c/wgmma_ptx.cpp). All as C.
 struct StagedLayout {
   std::string pitch;
   std::string swizzled;  // "": never

@@ -4,8 +4,8 @@ namespace nt::codegen {
 
 namespace {
 
-// Where an operand's elements lie: needed wherever the source has tensor cores, as the staging
-// code names them even where NT_WGMMA is not defined.
+// Where an operand's elements lie: the staging code names them even where NT_WGMMA is not defined
+// (the same source serves every target).
 constexpr const char* kAtoms =
     R"CL(#define NT_WGMMA_ATOM(columns) ((columns) % 64 == 0 ? 64L : (columns) % 32 == 0 ? 32L : 16L)
 #define NT_WGMMA_N(columns) \
