@@ -71,6 +71,10 @@ ScalarArg scalar_of(const PlanParam& p, const void* data) {
       s.float_value = read<float>(&bits);
       break;
     }
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      s.float_value = float8_to_float(read<uint8_t>(data), p.dtype);
+      break;
     case DType::int8:
       s.int_value = read<int8_t>(data);
       break;

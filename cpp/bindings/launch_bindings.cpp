@@ -69,17 +69,20 @@ const std::vector<std::pair<py::object, DType>>& torch_dtypes() {
   static auto& table = *new std::vector<std::pair<py::object, DType>>([] {
     std::vector<std::pair<py::object, DType>> t;
     py::module_ torch = py::module_::import("torch");
-    for (const auto& [name, dtype] : std::vector<std::pair<const char*, DType>>{{"float16", DType::float16},
-                                                                                {"bfloat16", DType::bfloat16},
-                                                                                {"float32", DType::float32},
-                                                                                {"float64", DType::float64},
-                                                                                {"int8", DType::int8},
-                                                                                {"int16", DType::int16},
-                                                                                {"int32", DType::int32},
-                                                                                {"int64", DType::int64},
-                                                                                {"uint8", DType::uint8},
-                                                                                {"bool", DType::boolean}}) {
-      t.emplace_back(torch.attr(name), dtype);
+    for (const auto& [name, dtype] :
+         std::vector<std::pair<const char*, DType>>{{"float16", DType::float16},
+                                                    {"bfloat16", DType::bfloat16},
+                                                    {"float32", DType::float32},
+                                                    {"float64", DType::float64},
+                                                    {"int8", DType::int8},
+                                                    {"int16", DType::int16},
+                                                    {"int32", DType::int32},
+                                                    {"int64", DType::int64},
+                                                    {"uint8", DType::uint8},
+                                                    {"bool", DType::boolean},
+                                                    {"float8_e5m2", DType::float8_e5m2},
+                                                    {"float8_e4m3fn", DType::float8_e4m3fn}}) {
+      if (py::hasattr(torch, name)) t.emplace_back(torch.attr(name), dtype);  // float8: torch 2.1 on
     }
     return t;
   }());  // never destroyed: outlives the interpreter

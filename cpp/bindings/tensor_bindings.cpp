@@ -287,7 +287,7 @@ void bind_tensor(py::module_& m) {
   py::enum_<DType> dtype(m, "DType", "Element types of tensors.");
   for (DType value : {DType::bfloat16, DType::float16, DType::float32, DType::float64, DType::int8,
                       DType::int16, DType::int32, DType::int64, DType::uint8, DType::uint16, DType::uint32,
-                      DType::uint64, DType::boolean}) {
+                      DType::uint64, DType::boolean, DType::float8_e5m2, DType::float8_e4m3fn}) {
     dtype.value(std::string(dtype_name(value)).c_str(), value);
   }
   dtype.def("__repr__", [](DType value) { return "ninetoothed." + std::string(dtype_name(value)); });

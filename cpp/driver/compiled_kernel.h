@@ -77,6 +77,8 @@ void with_kernel_value(const ScalarArg& s, DType dtype, F&& f) {
     case DType::float32:
     case DType::float16:
     case DType::bfloat16:
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
       return f(static_cast<float>(s.is_float ? s.float_value : static_cast<double>(s.int_value)));
     case DType::int8:
       return f(static_cast<int8_t>(s.int_value));

@@ -42,13 +42,16 @@ int rank_of(DType d) {
     case DType::int64:
     case DType::uint64:
       return 4;
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return 5;
     case DType::float16:
     case DType::bfloat16:
-      return 5;
-    case DType::float32:
       return 6;
-    case DType::float64:
+    case DType::float32:
       return 7;
+    case DType::float64:
+      return 8;
   }
   return 0;
 }
@@ -58,6 +61,7 @@ DType promote_strong(DType a, DType b) {
   if ((a == DType::float16 && b == DType::bfloat16) || (a == DType::bfloat16 && b == DType::float16)) {
     return DType::float32;
   }
+  if (dtype_is_float8(a) && dtype_is_float8(b)) return DType::float16;  // e5m2 with e4m3fn, as Triton
   int ra = rank_of(a), rb = rank_of(b);
   if (ra != rb) return ra > rb ? a : b;
   // Same width, different signedness: unsigned wins (as C and Triton).

@@ -1,6 +1,8 @@
 #include "tensor/dtype.h"
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 namespace nt {
@@ -13,7 +15,7 @@ struct DTypeInfo {
   int bytes;
 };
 
-constexpr std::array<DTypeInfo, 13> kDTypes = {{
+constexpr std::array<DTypeInfo, 15> kDTypes = {{
     {DType::bfloat16, "bfloat16", 2},
     {DType::float16, "float16", 2},
     {DType::float32, "float32", 4},
@@ -27,6 +29,8 @@ constexpr std::array<DTypeInfo, 13> kDTypes = {{
     {DType::uint32, "uint32", 4},
     {DType::uint64, "uint64", 8},
     {DType::boolean, "bool", 1},
+    {DType::float8_e5m2, "float8_e5m2", 1},
+    {DType::float8_e4m3fn, "float8_e4m3fn", 1},
 }};
 
 }  // namespace
@@ -42,14 +46,28 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool dtype_is_float8(DType dtype) { return dtype == DType::float8_e5m2 || dtype == DType::float8_e4m3fn; }
+
 bool dtype_is_float(DType dtype) {
   return dtype == DType::bfloat16 || dtype == DType::float16 || dtype == DType::float32 ||
-         dtype == DType::float64;
+         dtype == DType::float64 || dtype_is_float8(dtype);
+}
+
+float float8_to_float(unsigned char bits, DType dtype) {
+  const bool e5m2 = dtype == DType::float8_e5m2;
+  const int mantissa_bits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const int exponent = (bits & 0x7f) >> mantissa_bits, mantissa = bits & ((1 << mantissa_bits) - 1);
+  const float sign = bits & 0x80 ? -1.0f : 1.0f;
+  if (e5m2 && exponent == 31) return mantissa ? std::nanf("") : sign * std::numeric_limits<float>::infinity();
+  if (!e5m2 && exponent == 15 && mantissa == 7) return std::nanf("");
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), 1 - bias - mantissa_bits);
+  return sign *
+         std::ldexp(static_cast<float>(mantissa + (1 << mantissa_bits)), exponent - bias - mantissa_bits);
 }
 
 bool dtype_is_signed(DType dtype) {
-  return dtype_is_float(dtype) || dtype == DType::int8 || dtype == DType::int16 ||
-         dtype == DType::int32 || dtype == DType::int64;
+  return dtype_is_float(dtype) || dtype == DType::int8 || dtype == DType::int16 || dtype == DType::int32 ||
+         dtype == DType::int64;
 }
 
 }  // namespace nt

@@ -21,6 +21,8 @@ enum class DType {
   uint32,
   uint64,
   boolean,
+  float8_e5m2,    // torch.float8_e5m2: 1 sign, 5 exponent, 2 mantissa bits
+  float8_e4m3fn,  // torch.float8_e4m3fn: 1, 4, 3; no infinities, one NaN a sign
 };
 
 std::string_view dtype_name(DType dtype);  // "float32", ...
@@ -28,5 +30,8 @@ std::optional<DType> dtype_from_name(std::string_view name);
 int dtype_bytes(DType dtype);
 bool dtype_is_float(DType dtype);
 bool dtype_is_signed(DType dtype);
+bool dtype_is_float8(DType dtype);
+// A float8 dtype's byte as a float (exact).
+float float8_to_float(unsigned char bits, DType dtype);
 
 }  // namespace nt

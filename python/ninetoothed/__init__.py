@@ -23,6 +23,8 @@ uint8 = DType.uint8
 uint16 = DType.uint16
 uint32 = DType.uint32
 uint64 = DType.uint64
+float8_e5m2 = DType.float8_e5m2
+float8_e4m3fn = DType.float8_e4m3fn
 
 __all__ = [
     "Symbol",
@@ -37,6 +39,8 @@ __all__ = [
     "eval",
     "subs",
     "bfloat16",
+    "float8_e5m2",
+    "float8_e4m3fn",
     "float16",
     "float32",
     "float64",

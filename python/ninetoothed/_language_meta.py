@@ -178,16 +178,21 @@ def _install_dtype_methods():
     """Triton's dtype queries on NineToothed's dtypes (`x.dtype.is_floating()`, ...)."""
     from ninetoothed._core import DType
 
-    floats = {DType.float16: 16, DType.bfloat16: 16, DType.float32: 32, DType.float64: 64}
+    floats = {DType.float8_e5m2: 8, DType.float8_e4m3fn: 8, DType.float16: 16, DType.bfloat16: 16,
+              DType.float32: 32, DType.float64: 64}
     signed = {DType.int8: 8, DType.int16: 16, DType.int32: 32, DType.int64: 64}
     unsigned = {DType.uint8: 8, DType.uint16: 16, DType.uint32: 32, DType.uint64: 64}
-    mantissa = {DType.float16: 10, DType.bfloat16: 7, DType.float32: 23, DType.float64: 52}
+    mantissa = {DType.float8_e5m2: 2, DType.float8_e4m3fn: 3, DType.float16: 10, DType.bfloat16: 7,
+                DType.float32: 23, DType.float64: 52}
     queries = {
         "is_floating": lambda d: d in floats,
         "is_int": lambda d: d in signed or d in unsigned or d == DType.bool,
         "is_int_signed": lambda d: d in signed,
         "is_int_unsigned": lambda d: d in unsigned,
         "is_bool": lambda d: d == DType.bool,
+        "is_fp8": lambda d: d in (DType.float8_e5m2, DType.float8_e4m3fn),
+        "is_fp8e5": lambda d: d == DType.float8_e5m2,
+        "is_fp8e4nv": lambda d: d == DType.float8_e4m3fn,
         "is_fp16": lambda d: d == DType.float16,
         "is_bf16": lambda d: d == DType.bfloat16,
         "is_fp32": lambda d: d == DType.float32,

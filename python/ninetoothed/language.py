@@ -35,6 +35,8 @@ uint8 = DType.uint8
 uint16 = DType.uint16
 uint32 = DType.uint32
 uint64 = DType.uint64
+float8e5 = float8_e5m2 = DType.float8_e5m2  # Triton's names and torch's
+float8e4nv = float8_e4m3fn = DType.float8_e4m3fn
 int1 = DType.bool
 dtype = DType
 tensor = _core.Block
@@ -241,7 +243,7 @@ def _builtin_reduce(input, axis, keep_dims, name, combine):
     return _core.block_combine([input], [combine(a, b)], axis, False, keep_dims, False)[0]
 
 
-_FLOATS = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
+_FLOATS = (DType.float8_e5m2, DType.float8_e4m3fn, DType.float16, DType.bfloat16, DType.float32, DType.float64)
 
 
 def _is_float(*values):

@@ -97,9 +97,70 @@ inline void nt_atomic_add_double(volatile __global double* p, double v) {
 #endif
 )";
 
-std::string preambles(const Dialect& dialect) {
-  return std::string(dialect.header) +
-         respell(std::string(kPreamble) + kMathPreamble + kAtomicPreamble, dialect);
+// float8 (torch's float8_e5m2 and float8_e4m3fn), held as bytes: decoded exactly; encoded from a
+// float rounded to nearest even, as torch converts: past the largest finite value, e5m2 goes to
+// infinity and e4m3fn (no infinities) to NaN. Subnormal results are rounded by a float addition
+// that puts their last place at a float's.
+constexpr const char* kFloat8Helpers = R"(inline float nt_f8e5m2_to_float(uchar x) {
+  const uint sign = (uint)(x & 0x80) << 24, e = (x >> 2) & 31u, m = x & 3u;
+  if (e == 0) return as_float(sign | as_uint((float)m * 0x1p-16f));
+  if (e == 31) return as_float(sign | (m ? 0x7fc00000u : 0x7f800000u));
+  return as_float(sign | (e + 112u) << 23 | m << 21);
+}
+inline float nt_f8e4m3_to_float(uchar x) {
+  const uint sign = (uint)(x & 0x80) << 24, e = (x >> 3) & 15u, m = x & 7u;
+  if (e == 15 && m == 7) return as_float(sign | 0x7fc00000u);
+  if (e == 0) return as_float(sign | as_uint((float)m * 0x1p-9f));
+  return as_float(sign | (e + 120u) << 23 | m << 20);
+}
+inline uchar nt_float_to_f8e5m2(float f) {
+  uint bits = as_uint(f);
+  const uint sign = bits & 0x80000000u;
+  bits ^= sign;
+  uchar r;
+  if (bits >= 143u << 23) {  /* 2^16 and up (past 57344 rounded), infinities, NaN */
+    r = bits > 0x7f800000u ? 0x7f : 0x7c;
+  } else if (bits < 113u << 23) {  /* below 2^-14: steps of 2^-16 */
+    r = (uchar)(as_uint(as_float(bits) + as_float(134u << 23)) - (134u << 23));
+  } else {
+    bits += ((15u - 127u) << 23) + 0xfffffu + ((bits >> 21) & 1u);
+    r = (uchar)(bits >> 21);
+  }
+  return r | (uchar)(sign >> 24);
+}
+inline uchar nt_float_to_f8e4m3(float f) {
+  uint bits = as_uint(f);
+  const uint sign = bits & 0x80000000u;
+  bits ^= sign;
+  uchar r;
+  if (bits >= 1087u << 20) {  /* 480 and up (past 448 rounded), infinities, NaN */
+    r = 0x7f;
+  } else if (bits < 121u << 23) {  /* below 2^-6: steps of 2^-9 */
+    r = (uchar)(as_uint(as_float(bits) + as_float(141u << 23)) - (141u << 23));
+  } else {
+    bits += ((7u - 127u) << 23) + 0x7ffffu + ((bits >> 20) & 1u);
+    r = (uchar)(bits >> 20);
+  }
+  return r | (uchar)(sign >> 24);
+}
+inline float nt_round_f8e5m2(float x) { return nt_f8e5m2_to_float(nt_float_to_f8e5m2(x)); }
+inline float nt_round_f8e4m3(float x) { return nt_f8e4m3_to_float(nt_float_to_f8e4m3(x)); }
+)";
+
+std::string float8_decode(DType d, const std::string& byte) {
+  return std::string(d == DType::float8_e5m2 ? "nt_f8e5m2_to_float(" : "nt_f8e4m3_to_float(") + byte + ")";
+}
+
+std::string float8_encode(DType d, const std::string& value) {
+  return std::string(d == DType::float8_e5m2 ? "nt_float_to_f8e5m2((float)("
+                                             : "nt_float_to_f8e4m3((float)(") +
+         value + "))";
+}
+
+std::string preambles(const Dialect& dialect, const std::string& kernels) {
+  std::string text = std::string(kPreamble) + kMathPreamble + kAtomicPreamble;
+  if (kernels.find("_f8e") != std::string::npos) text += kFloat8Helpers;  // nt_..._f8e5m2, nt_..._f8e4m3
+  return std::string(dialect.header) + respell(text, dialect);
 }
 
 const char* const kIfWideVectors = "#if NT_VECTOR_BYTES >= 64";
@@ -127,6 +188,8 @@ std::string compute_type(DType d) {
     case DType::float16:
     case DType::bfloat16:
     case DType::float32:
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
       return "float";
     case DType::float64:
       return "double";
@@ -142,6 +205,9 @@ std::string storage_type(DType d) {
       return "half";
     case DType::bfloat16:
       return "ushort";
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return "uchar";
     default:
       return compute_type(d);
   }

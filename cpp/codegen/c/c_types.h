@@ -2,7 +2,7 @@
 //
 // In: a dtype. Out: the C type it computes in (float16 and bfloat16 compute in
 // float, booleans in int) and the one it is stored in (half, ushort for
-// bfloat16 bits, uchar for booleans). kPreamble is the text every generated
+// bfloat16 bits, uchar for booleans and float8). kPreamble is the text every generated
 // source starts with: Python's floor division for index arithmetic, float16
 // and bfloat16 rounding, compare-and-swap float atomics, Philox random numbers.
 #pragma once
@@ -21,8 +21,13 @@ extern const char* const kPreamble;
 extern const char* const kIfWideVectors;
 
 // What every source starts with, in `dialect`: its header, then kPreamble, kMathPreamble
-// (math_calls.h) and kAtomicPreamble (block_ops.h) respelled for it.
-std::string preambles(const Dialect& dialect);
+// (math_calls.h) and kAtomicPreamble (block_ops.h) respelled for it, and the float8 conversions
+// (nt_f8e5m2_to_float, nt_float_to_f8e5m2, nt_round_f8e5m2 and the e4m3fn ones) where the
+// `kernels`' text calls them.
+std::string preambles(const Dialect& dialect, const std::string& kernels);
+// The C of a float8 byte as a float, and of a value as the byte nearest it.
+std::string float8_decode(DType dtype, const std::string& byte);
+std::string float8_encode(DType dtype, const std::string& value);
 
 std::string compute_type(DType dtype);
 std::string storage_type(DType dtype);

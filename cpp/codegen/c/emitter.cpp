@@ -153,7 +153,7 @@ KernelSource Emitter::run() {
   body.insert(static_cast<size_t>(after_prologue_), next_program);
   src << body << "}\n";
   kernel_text_ = src.str();
-  out.source = preambles(d_) + "\n" + kernel_text_;
+  out.source = preambles(d_, kernel_text_) + "\n" + kernel_text_;
   out.symbols = symbols_;
   out.private_bytes = simplify(private_bytes_);
   out.local_bytes = simplify(local_bytes_);

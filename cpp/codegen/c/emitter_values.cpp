@@ -92,6 +92,9 @@ std::string Emitter::load_element(const Param& p, const std::string& ptr, const 
       return "nt_bf16_to_float(" + ptr + "[" + offset + "])";
     case DType::boolean:
       return "(int)" + ptr + "[" + offset + "]";
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return float8_decode(p.dtype, ptr + "[" + offset + "]");
     default:
       return ptr + "[" + offset + "]";
   }
@@ -106,6 +109,9 @@ std::string Emitter::store_element(const Param& p, const std::string& ptr, const
       return ptr + "[" + offset + "] = nt_float_to_bf16((float)(" + value + "));";
     case DType::boolean:
       return ptr + "[" + offset + "] = (uchar)((" + value + ") != 0);";
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return ptr + "[" + offset + "] = " + float8_encode(p.dtype, value) + ";";
     default:
       return ptr + "[" + offset + "] = " + value + ";";
   }
@@ -204,6 +210,10 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
           return "nt_round_bf16((float)(" + x + "))";
         case DType::boolean:
           return "((" + x + ") != 0)";
+        case DType::float8_e5m2:
+          return "nt_round_f8e5m2((float)(" + x + "))";
+        case DType::float8_e4m3fn:
+          return "nt_round_f8e4m3((float)(" + x + "))";
         default:
           return "((" + ct + ")(" + x + "))";
       }

@@ -51,12 +51,13 @@ KernelSource generate_source(const Kernel& kernel, const Dialect& dialect) {
     shared.insert(group.misaligned().begin(), group.misaligned().end());
     if (group.misaligned().empty()) {
       if (!item) {
-        g.source = preambles(dialect) + "\n" + kWorkGroupBody + group.kernel_text();
+        g.source = preambles(dialect, group.kernel_text()) + "\n" + kWorkGroupBody + group.kernel_text();
         g.work_group_capable = true;
         return g;
       }
-      out.source = preambles(dialect) + "\n#if NT_WORK_ITEMS > 1\n" + kWorkGroupBody + group.kernel_text() +
-                   "#else\n" + kWorkItemBody + item->kernel_text() + "#endif  // NT_WORK_ITEMS > 1\n";
+      out.source = preambles(dialect, group.kernel_text() + item->kernel_text()) +
+                   "\n#if NT_WORK_ITEMS > 1\n" + kWorkGroupBody + group.kernel_text() + "#else\n" +
+                   kWorkItemBody + item->kernel_text() + "#endif  // NT_WORK_ITEMS > 1\n";
       out.symbols.insert(g.symbols.begin(), g.symbols.end());
       out.local_bytes = g.local_bytes;
       out.work_group_capable = true;

@@ -155,6 +155,9 @@ std::string to_bits(const std::string& x, DType d) {
       return "nt_half_bits(" + x + ")";
     case DType::bfloat16:
       return "nt_float_to_bf16(" + x + ")";
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return float8_encode(d, x);
     case DType::float32:
       return "as_uint(" + x + ")";
     case DType::float64:
@@ -170,6 +173,9 @@ std::string from_bits(const std::string& bits, DType d) {
       return "nt_half_from_bits((ushort)(" + bits + "))";
     case DType::bfloat16:
       return "nt_bf16_to_float((ushort)(" + bits + "))";
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
+      return float8_decode(d, "(uchar)(" + bits + ")");
     case DType::float32:
       return "as_float((uint)(" + bits + "))";
     case DType::float64:

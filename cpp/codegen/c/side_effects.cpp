@@ -79,6 +79,8 @@ std::string printf_format(DType dtype, bool hex) {
     case DType::bfloat16:
     case DType::float32:
     case DType::float64:
+    case DType::float8_e5m2:
+    case DType::float8_e4m3fn:
       return hex ? "%a" : "%f";
     case DType::int64:
       return hex ? "0x%lx" : "%ld";
