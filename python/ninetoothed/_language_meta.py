@@ -205,7 +205,6 @@ def _install_dtype_methods():
         "is_uint16": lambda d: d == DType.uint16,
         "is_uint32": lambda d: d == DType.uint32,
         "is_uint64": lambda d: d == DType.uint64,
-        "is_fp8": lambda d: False,
         "is_ptr": lambda d: False,
         "is_block": lambda d: False,
     }

@@ -53,6 +53,8 @@ DTYPE_NAMES = {
     DType.float32: "float32",
     DType.float64: "float64",
     getattr(DType, "bool"): "bool",
+    DType.float8_e5m2: "float8_e5m2",
+    DType.float8_e4m3fn: "float8_e4m3fn",
 }
 _DTYPES_BY_NAME = {name: dtype for dtype, name in DTYPE_NAMES.items()}
 

@@ -125,6 +125,15 @@ def matmul_of_e5m2(a, b, c):
     c = accumulator  # noqa: F841
 
 
+def test_names_and_queries():
+    assert ninetoothed.float8_e5m2 is ntl.float8_e5m2 is ntl.float8e5
+    assert ninetoothed.float8_e4m3fn is ntl.float8_e4m3fn is ntl.float8e4nv
+    for dtype in (ntl.float8_e5m2, ntl.float8_e4m3fn):
+        assert dtype.is_fp8() and dtype.is_floating() and not dtype.is_fp16() and dtype.primitive_bitwidth == 8
+    assert ntl.float8_e5m2.is_fp8e5() and ntl.float8_e4m3fn.is_fp8e4nv() and not ntl.float16.is_fp8()
+    assert (ntl.float8_e5m2.fp_mantissa_width, ntl.float8_e4m3fn.fp_mantissa_width) == (2, 3)
+
+
 def rounded(x, name):
     return torch.tensor([nearest(float(v), name) for v in x.flatten()], dtype=torch.float64).reshape(x.shape)
 
