@@ -17,6 +17,9 @@ import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 
+# The tiled matmul test_cuda_source.py makes, with its block-size symbols BM, BN, BK.
+from test_cuda_source import matmul_arrangement  # noqa: E402
+
 BLOCK_SIZE = Symbol("BLOCK_SIZE", constexpr=True)
 
 FORMATS = {  # name: (exponent bits, mantissa bits, bias, has infinities)
@@ -104,18 +107,6 @@ def test_to_rounds_as_torch_converts(name, source):
     keep = ~torch.isnan(expected)
     assert torch.equal(out[keep], expected[keep])
     assert torch.equal(torch.signbit(out[keep]), torch.signbit(expected[keep]))  # -0.0 stays negative
-
-
-BM, BN, BK = (Symbol(name, constexpr=True) for name in ("BM", "BN", "BK"))
-
-
-def matmul_arrangement(a, b, c):
-    c_tiled = c.tile((BM, BN))
-    a_tiled = a.tile((BM, BK)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
-    a_tiled.dtype = a_tiled.dtype.squeeze(0)
-    b_tiled = b.tile((BK, BN)).tile((-1, 1)).expand((c_tiled.shape[0], -1))
-    b_tiled.dtype = b_tiled.dtype.squeeze(1)
-    return a_tiled, b_tiled, c_tiled
 
 
 def matmul_of_e5m2(a, b, c):
