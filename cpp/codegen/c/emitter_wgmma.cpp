@@ -4,11 +4,13 @@
 // NT_WM the warps, a multiple of 4: lower/program_layout.cpp) and whose operands are staged in
 // wgmma's swizzled atoms (StagedLayout, operand_layout()). Out: its k loop as wgmma.mma_async
 // instructions, 16 steps of k each, waited for before the accumulators are read
-// (codegen/c/wgmma_ptx.h has the helpers). The shapes of k loops' accumulations (`acc += dot(a,
-// b)`, accumulated_dots()) are wgmma shapes: their dots (any 16-bit dot of such a result shape)
-// go there, where both operands are staged in the atoms. Attention's dots, whose results are read
-// at once, measured faster on mma.sync. (Leaving one group of wgmma's running into the next iteration, with the
-// copies one stage less ahead, measured slower than waiting for each; it is not done.)
+// (codegen/c/wgmma_ptx.h has the helpers).
+//
+// The result shapes of k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()) are wgmma
+// shapes: any 16-bit dot of such a shape comes here where both its operands are staged in the
+// atoms. Attention's dots, whose results are read at once, measured faster on mma.sync. Leaving
+// one group of wgmma's running into the next iteration, with the copies one stage less ahead,
+// measured slower than waiting for each, so each dot waits for its own.
 //
 // Warpgroup g multiplies rows 64 g to 64 g + 63 of each 16 NT_WM rows (nt_i-th: the rows its
 // warps hold in the tile layout) by all NT_COLS columns, in wgmma's of NT_WGMMA_N columns. a is
