@@ -140,6 +140,17 @@ def test_dots_of_float8_blocks_accumulate_in_float():
     torch.testing.assert_close(c.double(), expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.skipif(not ninetoothed._core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")
+@pytest.mark.parametrize("name", FORMATS)
+def test_cuda_source_with_float8_builds_with_nvrtc(name):
+    """The conversions are the same text in CUDA C (hex float literals, as_uint and as_float)."""
+    kernel = ninetoothed.make(round_arrangement, APPLICATIONS[name], (Tensor(1), Tensor(1, dtype=ninetoothed.float32)))
+    source = kernel.cuda_source
+    assert "nt_float_to_f8e" in source and "nt_float_to_f8e" not in ninetoothed.make(
+        round_arrangement, copy_application, (Tensor(1), Tensor(1))).cuda_source  # only where called
+    assert len(ninetoothed._core.compile_cuda(source, "-DBLOCK_SIZE=64 -DNT_WORK_ITEMS=128", "sm_80")) > 0
+
+
 # --- float8 tensors (torch 2.1 and later) ---------------------------------------------------------
 
 needs_float8 = pytest.mark.skipif(not hasattr(torch, "float8_e5m2"), reason="this torch has no float8 dtypes")
