@@ -55,6 +55,9 @@ using namespace nt::ir;
 // Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
 bool is_compile_time(const Expr& e);
 
+// The dot of an Assign `acc = acc + dot(a, b)` of the local's own dtype (accumulated in place), or null.
+const ValueNode* accumulated_dot(const Stmt& s);
+
 // nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
 std::string transpose_helper(int w, const Dialect& dialect);
 

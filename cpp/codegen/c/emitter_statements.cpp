@@ -102,6 +102,16 @@ void Emitter::scoped(const std::function<void()>& f) {
   held_ = std::move(held);
 }
 
+const ValueNode* accumulated_dot(const Stmt& s) {
+  if (s->kind != StmtKind::Assign) return nullptr;
+  const Value& v = s->value;
+  if (v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
+      v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
+      v->operands[1]->kind == ValueKind::Dot && v->operands[1]->type.dtype == v->operands[0]->type.dtype)
+    return v->operands[1].get();
+  return nullptr;
+}
+
 void Emitter::emit_assign(const Stmt& s) {
   const std::string& name = locals_.at(s->id);
   const Type& type = k_.local_types[s->id];
@@ -109,9 +119,7 @@ void Emitter::emit_assign(const Stmt& s) {
   open("");
   scoped([&] {
     // acc += dot(a, b): accumulate into the local.
-    if (v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
-        v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
-        v->operands[1]->kind == ValueKind::Dot && v->operands[1]->type.dtype == type.dtype) {
+    if (accumulated_dot(s)) {
       for (const Value& o : v->operands[1]->operands) materialize_parts(o);
       emit_dot(v->operands[1], name, /*accumulate=*/true);
       return;

@@ -95,13 +95,9 @@ std::set<const StmtNode*> accumulated_dots(const Stmt& loop) {
   }
   std::set<const StmtNode*> found;
   for (const Stmt& s : loop->body) {
-    if (s->kind != StmtKind::Assign || uses[s->id] != 1) continue;
-    const Value& v = s->value;
-    if (v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
-        v->operands[0]->kind == ValueKind::LocalRef && v->operands[0]->id == s->id &&
-        v->operands[1]->kind == ValueKind::Dot &&
-        (mma_type(v->operands[1]) == "f16" || mma_type(v->operands[1]) == "bf16"))
-      found.insert(s.get());
+    if (!accumulated_dot(s) || uses[s->id] != 1) continue;
+    const std::string mma = mma_type(s->value->operands[1]);
+    if (mma == "f16" || mma == "bf16") found.insert(s.get());
   }
   return found;
 }

@@ -21,8 +21,9 @@ int staged_size(DType dtype);
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value);
 std::string staged_load(DType dtype, const std::string& array, const std::string& at);
-// The statements of `loop`'s body `acc += dot(a, b)` on 16-bit operands whose local nothing else
-// in the body reads or assigns: the dots that go on Hopper's warpgroup MMAs (emitter_wgmma.cpp).
+// The statements of `loop`'s body `acc += dot(a, b)` (accumulated_dot(), emitter.h) on 16-bit
+// operands whose local nothing else in the body reads or assigns: the dots that go on Hopper's
+// warpgroup MMAs (emitter_wgmma.cpp).
 std::set<const ir::StmtNode*> accumulated_dots(const ir::Stmt& loop);
 
 // Where element (r, c) of a staged operand of `rows` x `columns` lies in its array: rows `pitch`
