@@ -192,7 +192,7 @@ class Emitter : public EmitContext {
   // float32, int32 or uint32 target of 16 MiB or more whose row starts at a 64-byte boundary), or "".
   std::string stream_test(const std::vector<Expr>& index);
 
-  // --- index tables (Mode::WorkItem; emitter_index_tables.cpp) -------------------
+  // --- index tables (emitter_index_tables.cpp; Mode::WorkGroup: a staged gather's, in local memory)
   //
   // In a nest of two or more dimensions, a part of an element's offset or mask that depends
   // on one of the nest's index variables alone and divides it (an unravelled flat index: an
@@ -209,6 +209,7 @@ class Emitter : public EmitContext {
     std::set<std::string> inner;               // names fresh() made inside it
     std::map<std::string, std::string> names;  // a part (its C over `nt_e`, the extent) -> its table
     std::string text;                          // the tables' declarations and loops
+    bool shared = false;                       // filled by the work-group: barriers around
   };
   struct IndexTables : TableScope {
     std::vector<Expr> shape;           // the nest's shape
@@ -220,8 +221,13 @@ class Emitter : public EmitContext {
   void written_after(const std::function<void()>& emit, const std::function<std::string()>& before);
   // Emits the nest `emit_nest` writes with tables for its shape `shape` before it.
   void with_index_tables(const std::vector<Expr>& shape, const std::function<void()>& emit_nest);
-  // Emits the loop statement `emit_loop` writes with the tables hoisted out of it before it.
+  // Emits the loop statement `emit_loop` writes (or a k step's copies) with the tables hoisted out of it
+  // before it.
   void with_loop_scope(const std::function<void()>& emit_loop);
+  // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with tables.
+  void with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
+                         const std::function<void()>& emit_nest);
+  std::string scope_text(const TableScope& scope) const;
   // `e` with its tabulable parts read from tables (made here when new), inside a nest with tables.
   Expr tabulated(const Expr& e);
   Expr table_of(const Expr& part, size_t dim);

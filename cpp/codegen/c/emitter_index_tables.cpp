@@ -4,6 +4,14 @@
 // In: the Exprs the nest's body prints (offsets, masks). Out: the same Exprs with each
 // maximal part that divides and depends on one index variable alone replaced by a read of
 // a table `nt_tab<n>[e]`; the tables' declarations and fill loops go before the nest.
+//
+// Mode::WorkItem: private tables, each filled by its work-item (with_index_tables()).
+// Mode::WorkGroup: the element-by-element copies of a staged tensor-core operand
+// (stage_block(): an implicit GEMM's gathered rows and its filter's flattened (C R S) rows),
+// whose work-items each copy elements of many rows. Their tables are in local memory, filled
+// by the work-group together, between barriers (with_group_tables()): the output positions'
+// once per program, before the k loop; the reduction step's once per k step, at the start of
+// the step's copies (stage_ahead() makes those a scope of their own), shared by both operands.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -58,8 +66,32 @@ void Emitter::with_index_tables(const std::vector<Expr>& shape, const std::funct
 void Emitter::with_loop_scope(const std::function<void()>& emit_loop) {
   loop_scopes_.emplace_back();
   loop_scopes_.back().indent = indent_;
-  written_after(emit_loop, [&] { return loop_scopes_.back().text; });
+  written_after(emit_loop, [&] { return scope_text(loop_scopes_.back()); });
   loop_scopes_.pop_back();
+}
+
+void Emitter::with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
+                                const std::function<void()>& emit_nest) {
+  if (!group_ || serial_ || tables_) {
+    emit_nest();
+    return;
+  }
+  tables_.emplace();
+  tables_->indent = indent_;
+  tables_->shape = shape;
+  tables_->index = index;
+  tables_->complete = true;
+  for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
+  written_after(emit_nest, [&] { return scope_text(*tables_); });
+  tables_.reset();
+}
+
+std::string Emitter::scope_text(const TableScope& scope) const {
+  if (!scope.shared) return scope.text;
+  // Before: no work-item still reads what the fills overwrite (the previous k step's tables).
+  // After: every entry is written before any is read.
+  const std::string barrier = std::string(scope.indent * 2, ' ') + "NT_BARRIER();\n";
+  return barrier + scope.text + barrier;
 }
 
 Expr Emitter::tabulated(const Expr& e) {
@@ -127,6 +159,13 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
   scope->names.emplace(key, name);
   if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
   std::string pad(scope->indent * 2, ' ');
+  if (group_) {  // one entry a work-item, in local memory
+    declare_local("long", name, extent, mul(tables_->shape[dim], 8));
+    scope->shared = true;
+    scope->text += pad + "for (long " + e + " = NT_LANE; " + e + " < " + extent + "; " + e +
+                   " += NT_WORK_ITEMS) " + name + "[" + e + "] = " + value + ";\n";
+    return var(read);
+  }
   scope->text += pad + "long " + name + "[" + extent + "];\n";
   scope->text += pad + "for (long " + e + " = 0; " + e + " < " + extent + "; ++" + e + ") " + name + "[" + e +
                  "] = " + value + ";\n";

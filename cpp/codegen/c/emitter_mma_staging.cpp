@@ -168,23 +168,28 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   loaded_params_.insert(load->param);
   const std::string columns = c(simplify(shape[1], env_)), element = fresh("nt_element");
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
-       columns + "); " + element + " += NT_WORK_ITEMS)");
-  // Where the work-group is whole rows of the block, a work-item's column is the same at every
-  // element it copies: written as such, what depends on the column alone (an implicit GEMM's
-  // channel and filter position) is computed once, out of the loop.
-  line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name +
-        " = (NT_WORK_ITEMS % (" + columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
-  const bool was_fast = fast_;
-  fast_ = false;
-  const std::string mask = mask_of(a, {i, j});
-  fast_ = was_fast;
-  std::string value = mask == "0" ? other_of(p)
-                                  : load_element(p, "nt_p" + std::to_string(load->param),
-                                                 c(simplify(a.offset_at({i, j}), env_)));
-  if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
-  line_(staged_store(load->type.dtype, array, layout.at(i->name, j->name), value));
-  close();
+  // A work-item copies elements of many rows: what divides a row or a column index alone (an
+  // implicit GEMM's output positions, the flattened (C R S) steps) is read from tables
+  // (emitter_index_tables.cpp).
+  with_group_tables(shape, {i->name, j->name}, [&] {
+    open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
+         columns + "); " + element + " += NT_WORK_ITEMS)");
+    // Where the work-group is whole rows of the block, a work-item's column is the same at every
+    // element it copies: written as such, what depends on the column alone is computed once per
+    // copy, out of the loop.
+    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name +
+          " = (NT_WORK_ITEMS % (" + columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
+    const bool was_fast = fast_;
+    fast_ = false;
+    const std::string mask = mask_of(a, {i, j});
+    fast_ = was_fast;
+    std::string value = mask == "0" ? other_of(p)
+                                    : load_element(p, "nt_p" + std::to_string(load->param),
+                                                   c(simplify(a.offset_at({i, j}), env_)));
+    if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
+    line_(staged_store(load->type.dtype, array, layout.at(i->name, j->name), value));
+    close();
+  });
   close();
 }
 

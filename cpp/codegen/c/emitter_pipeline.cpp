@@ -154,16 +154,21 @@ void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>&
                           const std::string& index, const std::string& stop, const std::string& slot) {
   const std::string ahead = fresh("nt_ahead");
   line_("const long " + ahead + " = " + index + ";");
+  // No less than the loop's start, the step being positive (pipelined_operands()): its divisions
+  // (a flattened (C R S) step's) print as `/` and `%` where their divisors are positive.
+  if (loop->start->kind == ValueKind::Constant) env_.set(ahead, loop->start->expr.as_int(), std::nullopt);
   open("if (" + ahead + " < (long)(" + stop + "))");
   // The blocks' accesses at that index: this loop's variable read as `ahead`.
   auto saved = loop_vars_;
   loop_vars_[loop->var] = ahead;
-  for (const PipelinedOperand& o : operands) {
-    std::vector<Expr> middle;
-    for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
-    const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_);
-    stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.layout);
-  }
+  with_loop_scope([&] {  // the step's tables, for both operands (emitter_index_tables.cpp)
+    for (const PipelinedOperand& o : operands) {
+      std::vector<Expr> middle;
+      for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
+      const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_);
+      stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.layout);
+    }
+  });
   loop_vars_ = saved;
   close();
   line_("NT_CP_ASYNC_COMMIT();");  // a group each iteration, empty past the loop's end
