@@ -1,8 +1,8 @@
 """Flash attention forward and conv2d on CUDA tensors, side by side: our kernels (CUDA C through
 NVRTC), upstream NineToothed (Triton) and torch, in one run, on one GPU (issue 28's rows).
 
-Run by scripts/gpu/run.sh (GPU_BENCHMARK=attention) on a machine with an NVIDIA GPU. The kernels
-are upstream's own tests' (tests/test_attention.py: block_size(64, 128) x block_size(32, 64),
+Run by scripts/gpu/run.sh (GPU_BENCHMARK=attention; GPU_ROWS=conv2d for those rows alone) on a
+machine with an NVIDIA GPU. The kernels are upstream's own tests' (tests/test_attention.py: block_size(64, 128) x block_size(32, 64),
 tuned; tests/test_conv2d.py: an implicit GEMM over the tutorial's matmul arrangement, gpu_cuda's, at 64 x 64 x 64
 blocks as its premake gives them), written out below so that each library makes them with its own
 symbols and language (gpu_cuda.made_by). Each row's result is checked against torch's (float32 math
@@ -144,7 +144,10 @@ def main():
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
     chosen = []
+    rows = os.environ.get("GPU_ROWS", "")  # e.g. GPU_ROWS=conv2d: only the rows whose names hold it
     for name, which, args, reference, torch_call, flops in cases():
+        if rows not in name:
+            continue
         expected = reference()
         output = args[-1]
         tolerance = 2e-2

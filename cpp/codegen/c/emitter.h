@@ -194,16 +194,14 @@ class Emitter : public EmitContext {
 
   // --- index tables (emitter_index_tables.cpp; Mode::WorkGroup: a staged gather's, in local memory)
   //
-  // In a nest of two or more dimensions, a part of an element's offset or mask that depends
-  // on one of the nest's index variables alone and divides it (an unravelled flat index: an
-  // implicit GEMM's output position or reduction step) is computed once per value of that
-  // variable, into a private table of longs, and read from it at each element: a 128 x 32
-  // nest divides 160 times, not 4096 times, and its inner loop vectorises. A table goes
-  // before the outermost loop statement enclosing the nest that leaves its part unchanged
-  // (an implicit GEMM's output positions: before its k loop), else before the nest. Nothing
-  // declared inside the nest may appear in a tabulated part; divisions not proved safe are
-  // guarded (the table holds 0 where a divisor is 0: the nest reads such a part only where
-  // its masks say so).
+  // In a nest of two or more dimensions, a part of an element's offset or mask that depends on one
+  // of the nest's index variables alone and divides it (an unravelled flat index: an implicit GEMM's
+  // output position or reduction step) is computed once per value of that variable, into a table of
+  // longs, and read from it at each element: a 128 x 32 nest divides 160 times, not 4096 times. A
+  // table goes before the outermost loop statement enclosing the nest that leaves its part unchanged
+  // (an implicit GEMM's output positions: before its k loop), else before the nest. Nothing declared
+  // inside the nest may appear in a tabulated part; divisions not proved safe are guarded (the table
+  // holds 0 where a divisor is 0: the nest reads such a part only where its masks say so).
   struct TableScope {
     int indent = 0;                            // of the loop the tables go before
     std::set<std::string> inner;               // names fresh() made inside it
@@ -216,16 +214,22 @@ class Emitter : public EmitContext {
     std::vector<std::string> index;    // the nest's index variables, outermost first
     std::vector<std::string> extents;  // its extents as C ("" if known only at launch)
     bool complete = false;             // every index variable is declared
+    // Mode::WorkGroup, per dimension, (test, index): where the test holds, a work-item's elements all
+    // have that index; each table's entry there is read once, before the nest (`reads`), into `once`.
+    std::vector<std::pair<std::string, std::string>> fixed;
+    std::string reads;
+    std::map<std::string, std::string> once;
   };
   // Runs `emit` with what it writes held apart; then writes `before()` and that text.
   void written_after(const std::function<void()>& emit, const std::function<std::string()>& before);
   // Emits the nest `emit_nest` writes with tables for its shape `shape` before it.
   void with_index_tables(const std::vector<Expr>& shape, const std::function<void()>& emit_nest);
-  // Emits the loop statement `emit_loop` writes (or a k step's copies) with the tables hoisted out of it
-  // before it.
+  // Emits the loop statement (or a k step's copies) `emit_loop` writes, its tables hoisted before it.
   void with_loop_scope(const std::function<void()>& emit_loop);
-  // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with tables.
+  // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with tables;
+  // `fixed`: IndexTables::fixed.
   void with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
+                         const std::vector<std::pair<std::string, std::string>>& fixed,
                          const std::function<void()>& emit_nest);
   std::string scope_text(const TableScope& scope) const;
   // `e` with its tabulable parts read from tables (made here when new), inside a nest with tables.

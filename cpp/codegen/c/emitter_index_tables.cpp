@@ -71,6 +71,7 @@ void Emitter::with_loop_scope(const std::function<void()>& emit_loop) {
 }
 
 void Emitter::with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
+                                const std::vector<std::pair<std::string, std::string>>& fixed,
                                 const std::function<void()>& emit_nest) {
   if (!group_ || serial_ || tables_) {
     emit_nest();
@@ -81,8 +82,9 @@ void Emitter::with_group_tables(const std::vector<Expr>& shape, const std::vecto
   tables_->shape = shape;
   tables_->index = index;
   tables_->complete = true;
+  tables_->fixed = fixed;
   for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
-  written_after(emit_nest, [&] { return scope_text(*tables_); });
+  written_after(emit_nest, [&] { return scope_text(*tables_) + tables_->reads; });
   tables_.reset();
 }
 
@@ -154,8 +156,23 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
     if (bounds.lo && *bounds.lo > 0) bounds.lo = 0;
     if (bounds.hi && *bounds.hi < 0) bounds.hi = 0;
   }
+  // Where a work-item's elements all have one index (IndexTables::fixed), its entry is read once,
+  // before the nest, into a register: not once an element.
+  auto read_of = [&] {
+    if (!group_ || dim >= tables_->fixed.size() || tables_->fixed[dim].first.empty()) return read;
+    const auto& [test, index] = tables_->fixed[dim];
+    std::string& once = tables_->once[name];
+    if (once.empty()) {
+      once = fresh(name + "_");
+      tables_->reads += std::string(tables_->indent * 2, ' ') + "const long " + once + " = " + name + "[" +
+                        index + "];\n";
+    }
+    return "(" + test + " ? " + once + " : " + read + ")";
+  };
   env_.set(read, bounds);
-  if (found != scope->names.end()) return var(read);
+  const std::string r = read_of();
+  env_.set(r, bounds);
+  if (found != scope->names.end()) return var(r);
   scope->names.emplace(key, name);
   if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
   std::string pad(scope->indent * 2, ' ');
@@ -164,7 +181,7 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
     scope->shared = true;
     scope->text += pad + "for (long " + e + " = NT_LANE; " + e + " < " + extent + "; " + e +
                    " += NT_WORK_ITEMS) " + name + "[" + e + "] = " + value + ";\n";
-    return var(read);
+    return var(r);
   }
   scope->text += pad + "long " + name + "[" + extent + "];\n";
   scope->text += pad + "for (long " + e + " = 0; " + e + " < " + extent + "; ++" + e + ") " + name + "[" + e +

@@ -171,14 +171,15 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // A work-item copies elements of many rows: what divides a row or a column index alone (an
   // implicit GEMM's output positions, the flattened (C R S) steps) is read from tables
   // (emitter_index_tables.cpp).
-  with_group_tables(shape, {i->name, j->name}, [&] {
+  const std::string whole_rows = "NT_WORK_ITEMS % (" + columns + ") == 0";
+  with_group_tables(shape, {i->name, j->name}, {{}, {whole_rows, "NT_LANE % (" + columns + ")"}}, [&] {
     open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
          columns + "); " + element + " += NT_WORK_ITEMS)");
     // Where the work-group is whole rows of the block, a work-item's column is the same at every
     // element it copies: written as such, what depends on the column alone is computed once per
     // copy, out of the loop.
-    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name +
-          " = (NT_WORK_ITEMS % (" + columns + ") == 0 ? NT_LANE : " + element + ") % (" + columns + ");");
+    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" + whole_rows +
+          " ? NT_LANE : " + element + ") % (" + columns + ");");
     const bool was_fast = fast_;
     fast_ = false;
     const std::string mask = mask_of(a, {i, j});

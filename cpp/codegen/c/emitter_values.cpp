@@ -50,7 +50,28 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
   // reading a masked element still vectorises. The others follow behind `&&`, evaluated only
   // where those before hold.
   std::string safe, guarded;
-  for (const Expr& cond : a.conditions_at(index, fast_)) {
+  std::vector<Expr> conditions = a.conditions_at(index, fast_);
+  if (group_ && tables_) {
+    // A staged gather's (with_group_tables()): the conditions on one index variable alone as one, so
+    // that an element reads one table entry for them, not one each.
+    std::map<std::string, Expr> alone;
+    std::vector<Expr> rest;
+    for (const Expr& cond : conditions) {
+      const std::vector<Expr> vars = collect_vars(cond);
+      std::set<std::string> used;
+      for (const Expr& v : vars)
+        if (std::count(tables_->index.begin(), tables_->index.end(), v->name)) used.insert(v->name);
+      if (used.size() != 1) {
+        rest.push_back(cond);
+        continue;
+      }
+      auto [at, fresh_entry] = alone.emplace(*used.begin(), cond);
+      if (!fresh_entry) at->second = logical_and(at->second, cond);
+    }
+    for (auto& [name, cond] : alone) rest.push_back(cond);
+    conditions = rest;
+  }
+  for (const Expr& cond : conditions) {
     Expr e = simplify(cond, env_);
     std::string s = c(e);
     if (s == "1") continue;
