@@ -16,6 +16,7 @@ from test_kernels_convolution import (
     BLOCK_SIZE_M,
     BLOCK_SIZE_N,
     _conv2d_kernel,
+    conv2d_arrangement,
     matmul_application,
     matmul_arrangement,
 )
@@ -97,3 +98,47 @@ def test_affine_parts_stay_inline():
     # Offsets affine in the element indices (the division is the program id's) are not
     # tabulated: a table would turn the unit-stride loads into gathers.
     assert "nt_tab" not in _work_item_source(kernel.source), kernel.source
+
+
+def _copy_lines(source):
+    """The lines of a CUDA source that stage a gathered element (load, convert, store in shared memory)."""
+    return [line for line in source.splitlines() if "vstore_half_rte(" in line and "vload_half(" in line]
+
+
+def test_staged_gathers_read_tables_in_shared_memory():
+    # On a GPU (CUDA C), the tensor-core operands of a pipelined k loop are copied element by element
+    # into shared memory where cp.async cannot copy them (an implicit GEMM's gathered rows): each
+    # work-item copies elements of many rows, so the divisions are tabulated once for the
+    # work-group, in shared memory, between barriers.
+    half = ninetoothed.float16
+    conv2d = ninetoothed.make(
+        lambda input, filter, output: conv2d_arrangement(input, filter, output, True),
+        matmul_application,
+        (Tensor(4, dtype=half), Tensor(4, dtype=half, shape_options={"constexpr": True}), Tensor(4, dtype=half)),
+    )
+    source = conv2d.cuda_source
+    k_loop = source.index("for (long nt_k")
+    assert re.search(r"long\* nt_tab\d+ = \(long\*\)\(nt_shared \+", source), source
+    fill = r"for \(long (nt_s[ij]\d+) = NT_LANE; \1 < {}; \1 \+= NT_WORK_ITEMS\) nt_tab\d+\[\1\] = "
+    # The output positions' (rows of A) before the k loop, once per program; the reduction steps'
+    # (columns of A, rows of the filter) once per step, inside it, for both operands.
+    assert re.search(r"NT_BARRIER\(\);\n\s*" + fill.format(BLOCK_SIZE_M.name), source[:k_loop]), source
+    assert re.search(fill.format(BLOCK_SIZE_K.name) + r"[^\n]*\n(.*\n)*?\s*NT_BARRIER\(\);", source[k_loop:])
+    # What all of a work-item's elements share (its column, where the work-group is whole rows) is
+    # read once, before the copies.
+    assert re.search(rf"const long nt_tab\d+_\d+ = nt_tab\d+\[NT_LANE % \({BLOCK_SIZE_K.name}\)\];", source)
+    copies = _copy_lines(source)
+    assert len(copies) == 4, source  # two operands, before the loop and in it
+    for line in copies:
+        assert "nt_tab" in line and "nt_floordiv" not in line and "nt_floormod" not in line, line
+        assert not re.search(r"[/%] \(*ninetoothed_tensor_\d+_size", line), line
+    if ninetoothed._core.nvrtc_available():  # and it builds, on tensor cores and off them
+        defaults = conv2d._most_recent().default_config
+        sizes = set(re.findall(r"ninetoothed_tensor_\d+_size_\d", source))
+        filter_sizes = sizes - set(re.findall(r"long (ninetoothed_tensor_\d+_size_\d)", source))  # constexpr
+        assert len(filter_sizes) == 4, filter_sizes
+        constexprs = {"padding_h": 1, "padding_w": 1} | {name: 3 for name in filter_sizes}
+        options = " ".join(f"-D{name}={value}" for name, value in (defaults | constexprs).items())
+        options += " -DNT_WORK_ITEMS=128"
+        for extra in ("", " -DNT_MMA_LAYOUT -DNT_MMA_SYNC -DNT_STAGES=3"):
+            assert len(ninetoothed._core.compile_cuda(source, options + extra, "sm_90a")) > 0
