@@ -59,9 +59,25 @@ def pytest_configure(config):
     )
 
 
+# The files that take longest (mostly PoCL building kernels in a subprocess or in the work-group
+# layout), slowest first. Test runs spread files over processes in the order collected
+# (scripts/test.sh: pytest-xdist, --dist loadfile), so these start first, and no process is left
+# with one of them when the others are done.
+SLOWEST_FILES = (
+    "test_mma_layout.py",
+    "test_program_layout.py",
+    "test_kernels_attention.py",
+    "test_ops_norms.py",
+    "test_local_memory_limits.py",
+    "test_stress.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     import pytest
 
+    rank = {name: order for order, name in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest as collected
     if os.environ.get("NINETOOTHED_TEST_DEVICE") != "cuda":
         return
     skip = pytest.mark.skip(reason="host tensors on OpenCL only (NINETOOTHED_TEST_DEVICE=cuda moves them to CUDA)")

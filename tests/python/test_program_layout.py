@@ -206,15 +206,3 @@ def test_num_warps_leaves_cpu_programs_on_one_work_item():
         assert kernel._binder.last.last_work_items == 1
     else:  # 8 warps of 32
         assert kernel._binder.last.last_work_items == min(256, 1 << (device["max_work_group_size"].bit_length() - 1))
-
-
-def test_dots_of_16_bit_floats_in_the_mma_layout():
-    # layout_scripts/mma_layout.py: on NVIDIA GPUs of compute capability 8.0+ the dots run on tensor
-    # cores; elsewhere the script forces their layout, so that every device checks it.
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
-    result = subprocess.run([sys.executable, str(SCRIPTS / "mma_layout.py")], env=env, capture_output=True,
-                            text=True, timeout=1800)
-    assert result.returncode == 0, result.stdout + result.stderr
-    used = "tensor cores" if ninetoothed._core.tensor_cores() else "mma layout"
-    assert result.stdout.split("\n")[-3:] == [used, "ok", ""]
-
