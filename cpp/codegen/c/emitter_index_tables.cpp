@@ -164,8 +164,8 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
     std::string& once = tables_->once[name];
     if (once.empty()) {
       once = fresh(name + "_");
-      tables_->reads += std::string(tables_->indent * 2, ' ') + "const long " + once + " = " + name + "[" +
-                        index + "];\n";
+      tables_->reads +=
+          std::string(tables_->indent * 2, ' ') + "const long " + once + " = " + name + "[" + index + "];\n";
     }
     return "(" + test + " ? " + once + " : " + read + ")";
   };
@@ -176,7 +176,7 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
   scope->names.emplace(key, name);
   if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
   std::string pad(scope->indent * 2, ' ');
-  if (group_) {  // one entry a work-item, in local memory
+  if (group_) {  // in local memory, the work-items taking every NT_WORK_ITEMS-th entry
     declare_local("long", name, extent, mul(tables_->shape[dim], 8));
     scope->shared = true;
     scope->text += pad + "for (long " + e + " = NT_LANE; " + e + " < " + extent + "; " + e +

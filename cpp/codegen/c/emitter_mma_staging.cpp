@@ -178,8 +178,8 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
     // Where the work-group is whole rows of the block, a work-item's column is the same at every
     // element it copies: written as such, what depends on the column alone is computed once per
     // copy, out of the loop.
-    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" + whole_rows +
-          " ? NT_LANE : " + element + ") % (" + columns + ");");
+    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" +
+          whole_rows + " ? NT_LANE : " + element + ") % (" + columns + ");");
     const bool was_fast = fast_;
     fast_ = false;
     const std::string mask = mask_of(a, {i, j});

@@ -53,23 +53,32 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
   std::vector<Expr> conditions = a.conditions_at(index, fast_);
   if (group_ && tables_) {
     // A staged gather's (with_group_tables()): the conditions on one index variable alone as one, so
-    // that an element reads one table entry for them, not one each.
-    std::map<std::string, Expr> alone;
-    std::vector<Expr> rest;
-    for (const Expr& cond : conditions) {
-      const std::vector<Expr> vars = collect_vars(cond);
+    // that an element reads one table entry for them, not one each. Joined only where the join is read
+    // from a table (which guards its divisions), at the place of its first condition; elsewhere each
+    // condition keeps its place.
+    std::vector<std::string> only(conditions.size());  // the one index variable a condition uses, or ""
+    std::map<std::string, Expr> joined;
+    for (size_t n = 0; n < conditions.size(); ++n) {
       std::set<std::string> used;
-      for (const Expr& v : vars)
+      for (const Expr& v : collect_vars(conditions[n]))
         if (std::count(tables_->index.begin(), tables_->index.end(), v->name)) used.insert(v->name);
-      if (used.size() != 1) {
-        rest.push_back(cond);
-        continue;
-      }
-      auto [at, fresh_entry] = alone.emplace(*used.begin(), cond);
-      if (!fresh_entry) at->second = logical_and(at->second, cond);
+      if (used.size() != 1) continue;
+      only[n] = *used.begin();
+      auto [at, first] = joined.emplace(only[n], conditions[n]);
+      if (!first) at->second = logical_and(at->second, conditions[n]);
     }
-    for (auto& [name, cond] : alone) rest.push_back(cond);
-    conditions = rest;
+    std::set<std::string> tabulable, placed;
+    for (const auto& [name, cond] : joined)
+      if (tabulated(simplify(cond, env_))->kind == ExprKind::Var) tabulable.insert(name);
+    std::vector<Expr> in_order;
+    for (size_t n = 0; n < conditions.size(); ++n) {
+      if (!tabulable.count(only[n])) {
+        in_order.push_back(conditions[n]);
+      } else if (placed.insert(only[n]).second) {  // the later conditions of its group are in it
+        in_order.push_back(joined.at(only[n]));
+      }
+    }
+    conditions = in_order;
   }
   for (const Expr& cond : conditions) {
     Expr e = simplify(cond, env_);
