@@ -178,8 +178,8 @@ needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (lib
 @needs_nvrtc
 @pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("warps", (1, 4, 8))
-@pytest.mark.parametrize("mma", (False, True))
-@pytest.mark.parametrize("architecture", ("sm_80", "sm_90a"))
+# Off tensor cores (no NT_MMA_SYNC) sm_90a builds what sm_80 does: Hopper's paths are under it.
+@pytest.mark.parametrize("architecture, mma", (("sm_80", False), ("sm_80", True), ("sm_90a", True)))
 def test_cuda_source_builds_with_nvrtc(name, warps, mma, architecture):
     make, options = KERNELS[name]
     kernel = make()
