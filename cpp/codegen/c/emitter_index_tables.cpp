@@ -59,7 +59,7 @@ void Emitter::with_index_tables(const std::vector<Expr>& shape, const std::funct
   tables_->indent = indent_;
   tables_->shape = shape;
   for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
-  written_after(emit_nest, [&] { return tables_->text; });
+  written_after(emit_nest, [&] { return scope_text(*tables_) + tables_->reads; });
   tables_.reset();
 }
 
@@ -77,15 +77,12 @@ void Emitter::with_group_tables(const std::vector<Expr>& shape, const std::vecto
     emit_nest();
     return;
   }
-  tables_.emplace();
-  tables_->indent = indent_;
-  tables_->shape = shape;
-  tables_->index = index;
-  tables_->complete = true;
-  tables_->fixed = fixed;
-  for (const Expr& s : shape) tables_->extents.push_back(is_compile_time(s) ? c(simplify(s, env_)) : "");
-  written_after(emit_nest, [&] { return scope_text(*tables_) + tables_->reads; });
-  tables_.reset();
+  with_index_tables(shape, [&] {  // its index variables declared already
+    tables_->index = index;
+    tables_->complete = true;
+    tables_->fixed = fixed;
+    emit_nest();
+  });
 }
 
 std::string Emitter::scope_text(const TableScope& scope) const {
