@@ -40,6 +40,7 @@ struct ParamSpec {
   bool constexpr_ = false;
   std::optional<DType> dtype;  // declared
   size_t ndim = 0;             // of the source tensor
+  int jagged_dim = -1;         // a jagged tensor's ragged dimension
 };
 
 std::string text_of(const py::handle& object) { return py::str(object).cast<std::string>(); }
@@ -251,6 +252,71 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
   return dtype;
 }
 
+// A jagged tensor argument (torch's nested tensors of layout torch.jagged, or any object with
+// `values()`, `offsets()` and a `_ragged_idx`, 1 where it has none): its values bound as the
+// TensorArg with the sequences in dimension 0 (stride 0) and the longest one's length in the
+// jagged dimension, its offsets checked on the host (a CUDA tensor's copied there: reading them is
+// what upstream's launch does to find the longest) so that no sequence lies outside the values.
+DType jagged_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
+                      std::optional<uintptr_t>& stream) {
+  if (!py::hasattr(arg, "values") || !py::hasattr(arg, "offsets")) {
+    throw TypeError("'" + p.name +
+                    "' is a jagged tensor: pass a nested tensor of layout torch.jagged (or an object with "
+                    "values() and offsets()), not " +
+                    type_name(arg));
+  }
+  const int ragged = py::hasattr(arg, "_ragged_idx") ? attr(arg, "_ragged_idx").cast<int>() : 1;
+  if (ragged != p.jagged_dim) {
+    throw ValueError("'" + p.name + "' is declared with jagged_dim=" + std::to_string(p.jagged_dim) +
+                     ", but its argument is ragged in dimension " + std::to_string(ragged));
+  }
+  if (py::hasattr(arg, "_lengths") && !attr(arg, "_lengths").is_none()) {
+    throw ValueError("'" + p.name +
+                     "' has lengths as well as offsets (sequences with gaps between them); pass "
+                     "its .contiguous()");
+  }
+  ParamSpec values_spec{p.name + "'s values", false, false, std::nullopt, p.ndim - 1};
+  ParamSpec offsets_spec{p.name + "'s offsets", false, false, std::nullopt, 1};
+  TensorArg values, offsets;
+  py::object offsets_object = call_method(arg, "offsets");
+  const DType dtype = tensor_argument(values_spec, call_method(arg, "values"), values, stream);
+  if (tensor_argument(offsets_spec, offsets_object, offsets, stream) != DType::int64)
+    throw TypeError("'" + p.name + "''s offsets must be int64");
+  if (offsets.cuda_device != values.cuda_device)
+    throw ValueError("'" + p.name + "''s offsets and values must be on one device");
+  if (offsets.shape[0] < 1 || (offsets.shape[0] > 1 && offsets.strides[0] != 1))
+    throw ValueError("'" + p.name + "''s offsets must be contiguous, with one entry at least");
+  py::object host;  // keeps a CUDA tensor's copy alive while it is read
+  const int64_t* o = static_cast<const int64_t*>(offsets.data);
+  if (offsets.cuda_device >= 0) {
+    if (!py::hasattr(offsets_object, "cpu"))
+      throw TypeError("'" + p.name + "''s offsets on a CUDA device must be a torch tensor");
+    host = call_method(offsets_object, "cpu");
+    o = reinterpret_cast<const int64_t*>(call_method(host, "data_ptr").cast<uintptr_t>());
+  }
+  const size_t ragged_values_dim = static_cast<size_t>(ragged - 1);
+  const int64_t count = offsets.shape[0] - 1, total = values.shape[ragged_values_dim];
+  int64_t longest = 0;
+  for (int64_t b = 0; b < count; ++b) {
+    if (o[b] < 0 || o[b + 1] < o[b] || o[b + 1] > total) {
+      throw ValueError("'" + p.name + "''s offsets must rise from 0 or more to at most " + std::to_string(total) +
+                       " (the values' size in dimension " + std::to_string(ragged_values_dim) + "); offsets[" +
+                       std::to_string(b) + ":" + std::to_string(b + 2) + "] are " + std::to_string(o[b]) + ", " +
+                       std::to_string(o[b + 1]));
+    }
+    longest = std::max(longest, o[b + 1] - o[b]);
+  }
+  out.data = values.data;
+  out.cuda_device = values.cuda_device;
+  out.shape = {count};
+  out.strides = {0};
+  out.shape.insert(out.shape.end(), values.shape.begin(), values.shape.end());
+  out.strides.insert(out.strides.end(), values.strides.begin(), values.strides.end());
+  out.shape[static_cast<size_t>(ragged)] = longest;
+  out.sequences = SequencesArg{offsets.data, count, std::move(values.shape), std::move(values.strides)};
+  return dtype;
+}
+
 // A scalar argument: its signature entries (appended to `key`: the kind's
 // DType, or -1/-2 and the bits of a constexpr int/float) and the ScalarArg.
 ScalarArg scalar_argument(const ParamSpec& p, py::handle arg, std::vector<int64_t>& key) {
@@ -353,7 +419,8 @@ class LaunchBinder {
         launch_args.emplace_back(scalar_argument(p, args[i], key));
       } else {
         TensorArg t;
-        key.push_back(static_cast<int64_t>(tensor_argument(p, args[i], t, cai_stream)));
+        key.push_back(static_cast<int64_t>(p.jagged_dim >= 0 ? jagged_argument(p, args[i], t, cai_stream)
+                                                             : tensor_argument(p, args[i], t, cai_stream)));
         cuda_device = std::max(cuda_device, t.cuda_device);
         launch_args.emplace_back(std::move(t));
       }
@@ -452,6 +519,7 @@ void bind_launch(py::module_& m) {
                p.constexpr_ = t[2].cast<bool>();
                if (!t[3].is_none()) p.dtype = t[3].cast<DType>();
                p.ndim = t[4].cast<size_t>();
+               if (t.size() > 5 && !t[5].is_none()) p.jagged_dim = t[5].cast<int>();
                params.push_back(std::move(p));
              }
              return std::make_unique<LaunchBinder>(kernel_name, std::move(params), std::move(specialize));

@@ -251,14 +251,17 @@ py::tuple tensor_state(const Tensor& tensor) {
   py::object value = encoder.add(fields.value);
   return py::make_tuple(kStateVersion, index_origin(), encoder.nodes(), fields.name, shape, indices, dtype,
                         source, other, fields.constexpr_, value, index_map_object(fields.index_map),
-                        fields.covers_base);
+                        fields.covers_base,
+                        fields.jagged_dim ? py::object(py::int_(*fields.jagged_dim)) : py::object(py::none()));
 }
 
 void restore_tensor(Tensor& tensor, const py::tuple& state) {
   const std::string what = "Tensor";
-  // 13 entries; 12 from before the coverage flag (read as unknown).
-  const bool has_coverage = py::isinstance<py::tuple>(state) && py::len(state) == 13;
-  auto tuple = checked_state(state, has_coverage ? 13 : 12, what);
+  // 14 entries; 13 from before jagged tensors, 12 from before the coverage flag (read as unknown).
+  const size_t entries = py::isinstance<py::tuple>(state) ? py::len(state) : 0;
+  const bool has_coverage = entries >= 13;
+  const bool has_jagged = entries == 14;
+  auto tuple = checked_state(state, has_jagged ? 14 : has_coverage ? 13 : 12, what);
   auto origin = tuple[1].cast<std::string>();
   ExprDecoder decoder(tuple[2], origin, what);
   TensorFields fields;
@@ -281,6 +284,7 @@ void restore_tensor(Tensor& tensor, const py::tuple& state) {
   fields.value = decoder.optional_at(tuple[10]);
   if (!tuple[11].is_none()) fields.index_map = tuple[11].cast<IndexMapObject>();
   fields.covers_base = has_coverage && tuple[12].cast<bool>();
+  if (has_jagged && !tuple[13].is_none()) fields.jagged_dim = tuple[13].cast<int64_t>();
   tensor.restore(std::move(fields));
 }
 

@@ -168,12 +168,9 @@ TensorPtr make_tensor(const py::object& ndim, const py::object& shape, const py:
                        "here is always a source tensor (arrange it with meta-operations instead)");
     }
   }
-  if (!jagged_dim.is_none()) {
-    throw ValueError("Tensor(): `jagged_dim` is not supported: jagged tensors are not implemented here");
-  }
-
   TensorSpec spec;
   spec.ndim = optional_int(ndim, "`ndim`");
+  spec.jagged_dim = optional_int(jagged_dim, "`jagged_dim`");
   if (!shape.is_none()) {
     auto items = iterable_items(shape);
     if (!items) throw TypeError("`shape` must be a tuple, list or other iterable, not " + type_name(shape));
@@ -313,6 +310,9 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
     set_declared_dtype(self, dtype);
   });
   tensor.def_property_readonly("source", &Tensor::source);
+  tensor.def_property_readonly("jagged_dim", [](const Tensor& self) -> py::object {
+    return self.jagged_dim() ? py::object(py::int_(*self.jagged_dim())) : py::object(py::none());
+  });
   tensor.def_property_readonly("other", [](const Tensor& self) -> py::object {
     return self.other() ? from_expr(*self.other()) : py::none();
   });

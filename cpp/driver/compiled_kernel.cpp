@@ -30,9 +30,11 @@ constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
 // overlaps)?
 bool fills_its_span(const TensorArg& t) {
   std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    if (t.shape[d] == 0) return true;  // no elements, an empty span
-    if (t.shape[d] > 1) dims.emplace_back(t.strides[d] < 0 ? -t.strides[d] : t.strides[d], t.shape[d]);
+  const auto& shape = t.sequences ? t.sequences->values_shape : t.shape;
+  const auto& strides = t.sequences ? t.sequences->values_strides : t.strides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return true;  // no elements, an empty span
+    if (shape[d] > 1) dims.emplace_back(strides[d] < 0 ? -strides[d] : strides[d], shape[d]);
   }
   std::sort(dims.begin(), dims.end());
   int64_t expected = 1;
@@ -53,9 +55,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 Span span_of(const TensorArg& t) {
   Span span;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    span.empty = span.empty || t.shape[d] == 0;
-    int64_t extent = (t.shape[d] - 1) * t.strides[d];
+  const auto& shape = t.sequences ? t.sequences->values_shape : t.shape;
+  const auto& strides = t.sequences ? t.sequences->values_strides : t.strides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    span.empty = span.empty || shape[d] == 0;
+    int64_t extent = (shape[d] - 1) * strides[d];
     (extent < 0 ? span.lo : span.hi) += extent;
   }
   return span;
@@ -117,6 +121,7 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
     }
     const TensorArg* t = std::get_if<TensorArg>(&args[i]);
     if (!t || t->shape.size() != p.source_shape.size() || t->strides.size() != t->shape.size()) return false;
+    if (t->sequences.has_value() != (p.jagged_dim >= 0)) return false;
     key.insert(key.end(), t->shape.begin(), t->shape.end());
     key.insert(key.end(), t->strides.begin(), t->strides.end());
   }
@@ -241,6 +246,10 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
     if (t.shape.size() != ndim || t.strides.size() != ndim) {
       throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " +
                        std::to_string(ndim) + " dimensions, got " + std::to_string(t.shape.size()));
+    }
+    if (t.sequences.has_value() != (p.jagged_dim >= 0)) {
+      throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must be " +
+                       (p.jagged_dim >= 0 ? "a jagged tensor (its values and offsets)" : "a dense tensor"));
     }
     for (size_t d = 0; d < ndim; ++d) {
       const Expr& size = p.source_shape[d];
@@ -470,13 +479,22 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         const bool needed = p.read || (p.written && !p.overwritten);
         ElementLayout layout;
         const bool scattered = p.written && !fills_its_span(t);
-        if (scattered) layout = {static_cast<size_t>(item), t.shape, t.strides, -span.lo};
+        if (scattered && t.sequences)
+          layout = {static_cast<size_t>(item), t.sequences->values_shape, t.sequences->values_strides, -span.lo};
+        else if (scattered)
+          layout = {static_cast<size_t>(item), t.shape, t.strides, -span.lo};
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
                             p.name, scattered ? &layout : nullptr);
         cl_long offset = -span.lo;
         launcher.set_scalar<cl_long>(index + 1, offset);
         cl_long extent = span.elements();
         launcher.set_scalar<cl_long>(index + 2, extent);
+        break;
+      }
+      case codegen::KernelArg::Kind::SequenceOffsets: {
+        const SequencesArg& q = *std::get<TensorArg>(args[a.param]).sequences;
+        launcher.set_buffer(index, const_cast<void*>(q.offsets), static_cast<size_t>(q.count + 1) * 8, true,
+                            false, p.name + "'s offsets", nullptr);
         break;
       }
       case codegen::KernelArg::Kind::Offset:

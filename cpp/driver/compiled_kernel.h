@@ -42,11 +42,20 @@
 
 namespace nt {
 
+// A jagged tensor's sequences (PlanParam::jagged_dim): its TensorArg's shape is the longest
+// sequence's in the jagged dimension, its stride 0 in dimension 0; `data` is where its values start.
+struct SequencesArg {
+  const void* offsets = nullptr;  // count + 1 int64 values, checked: 0 <= o[0] <= ... <= the values' size
+  int64_t count = 0;
+  std::vector<int64_t> values_shape, values_strides;  // what the sequences lie in (its span)
+};
+
 struct TensorArg {
   void* data = nullptr;  // the element at index (0, ..., 0)
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements, any sign
   int cuda_device = -1;          // the ordinal of the CUDA device `data` is on; -1: host memory
+  std::optional<SequencesArg> sequences;  // a jagged tensor's
 };
 
 // Where a launch runs: on an OpenCL device (host tensors), or on a CUDA device's stream (the

@@ -319,6 +319,11 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
         std::memcpy(&values[k + 2], &extent, sizeof extent);
         break;
       }
+      case codegen::KernelArg::Kind::SequenceOffsets: {
+        const void* offsets = std::get<TensorArg>(args[a.param]).sequences->offsets;
+        std::memcpy(slot, &offsets, sizeof offsets);
+        break;
+      }
       case codegen::KernelArg::Kind::Offset:
       case codegen::KernelArg::Kind::Extent:
         break;  // set with its buffer

@@ -55,6 +55,10 @@ struct PlanParam {
   std::vector<Expr> outer_shape;   // one program per element
   std::vector<Expr> middle_shape;  // the levels between (what a program's `p[k]` indexes)
   std::vector<Expr> block_shape;   // the innermost level
+  // A jagged source's ragged dimension (Tensor::jagged_dim), -1 for none: its argument is the
+  // values of its sequences and their offsets (TensorArg::sequences). Not in the text form: an
+  // ahead-of-time library takes no jagged tensors.
+  int jagged_dim = -1;
 };
 
 struct LaunchPlan {

@@ -144,6 +144,7 @@ LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource sou
       q.outer_shape = p.outer_shape();
       q.middle_shape = p.middle_shape();
       q.block_shape = p.block_shape();
+      if (src.jagged_dim()) q.jagged_dim = static_cast<int>(*src.jagged_dim());
       for (const Expr& s : q.outer_shape) collect_symbols(s, plan.source.symbols);
     }
     plan.params.push_back(std::move(q));
@@ -164,7 +165,9 @@ LaunchPlan make_launch_plan(const ir::Kernel& lowered, codegen::KernelSource sou
   for (const ir::Stmt& s : lowered.body) {
     if (s->kind != ir::StmtKind::Store || !s->indices.empty()) continue;
     const ir::Param& p = lowered.params[s->param];
-    if (!p.scalar && p.arranged->covers_source()) plan.params[s->param].overwritten = true;
+    // A jagged tensor's values may hold elements of no sequence (a view's): never all written.
+    if (!p.scalar && p.arranged->covers_source() && !p.arranged->jagged_dim())
+      plan.params[s->param].overwritten = true;
   }
   plan.default_config = default_config(plan);
   return plan;

@@ -1,6 +1,7 @@
 #include "lower/tensor_access.h"
 
 #include "support/errors.h"
+#include "symbolic/printer.h"
 #include "symbolic/substitute.h"
 #include "tensor/index_map.h"
 
@@ -89,6 +90,18 @@ void split_conjunction(const Expr& c, std::vector<Expr>& out) {
 
 }  // namespace
 
+Expr jagged_seq_start(const Tensor& source) {
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  return var(source.name() + "_seq_start", attrs);
+}
+
+Expr jagged_seq_len(const Tensor& source) {
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  return var(source.name() + "_seq_len", attrs);
+}
+
 Expr element_index(size_t d) {
   SymbolAttrs attrs;
   attrs.lower_bound = 0;
@@ -166,16 +179,34 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   TensorAccess access;
   access.block_shape = block->shape();
   const Tensor& src = arranged.source_ref();
+  const std::optional<int64_t>& jagged = src.jagged_dim();
   Expr offset = Expr(0);
   for (size_t d = 0; d < source.coordinates.size(); ++d) {
     Expr coordinate = substitute(source.coordinates[d], replacements);
     access.coordinates.push_back(simplify(coordinate, env));
+    if (jagged && d == 0) continue;  // a sequence's place is its seq_start
     offset = add(offset, mul(coordinate, src.stride_symbol(d)));
+  }
+  SymbolMap seq_len;  // a jagged tensor's conditions: each sequence's length, not the longest
+  if (jagged) {
+    for (const Expr& v : collect_vars(access.coordinates.at(0))) {
+      bool varies = v->name.rfind("nt_e_", 0) == 0;
+      for (const Expr& m : middle_indices)
+        for (const Expr& mv : collect_vars(m)) varies = varies || mv->name == v->name;
+      if (varies) {
+        throw ValueError("'" + param.name +
+                         "' is a jagged tensor, and a program must read one sequence of it (its dimension 0 "
+                         "the same over the program's blocks: tile it by 1 there), but its sequence is " +
+                         to_python(access.coordinates[0]));
+      }
+    }
+    offset = add(offset, mul(jagged_seq_start(src), src.stride_symbol(static_cast<size_t>(*jagged))));
+    seq_len.emplace(src.size_symbol(static_cast<size_t>(*jagged))->name, jagged_seq_len(src));
   }
   access.offset = simplify(offset, env);
   for (const Expr& condition : source.conditions) {
     std::vector<Expr> parts;
-    split_conjunction(simplify(substitute(condition, replacements), env), parts);
+    split_conjunction(simplify(substitute(substitute(condition, replacements), seq_len), env), parts);
     for (const Expr& c : parts) {
       if (c->kind == ExprKind::Bool) {
         if (!c->int_value) access.never = true;
@@ -207,6 +238,16 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
     }
   }
   return access;
+}
+
+Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env) {
+  std::vector<const Tensor*> levels = static_cast<const Tensor&>(*param.arranged).levels();
+  std::vector<Expr> middle;  // placeholders: the sequence must not depend on them
+  for (size_t k = 1; k + 1 < levels.size(); ++k) {
+    for (size_t i = 0; i < levels[k]->indices().size(); ++i)
+      middle.push_back(var("nt_jagged_middle_" + std::to_string(middle.size())));
+  }
+  return lower_access(param, layout, middle, env).coordinates.at(0);
 }
 
 }  // namespace nt::lower

@@ -48,4 +48,17 @@ void add_element_bounds(BoundsEnv& env, const std::vector<Expr>& block_shape);
 TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
                           const std::vector<Expr>& middle_indices, const BoundsEnv& env);
 
+// Jagged sources (Tensor::jagged_dim): element (b, ..., j, ...) lies at
+// `values + (seq_start + j) * stride_j + ...`, and exists where j < seq_len, two
+// values of sequence b a kernel reads from its offsets (offsets[b], offsets[b + 1]
+// - offsets[b]) once per program. lower_access's offset and conditions use them
+// by these names; its size symbol in the jagged dimension, the longest sequence's
+// length, stays in the coordinates and the grid.
+Expr jagged_seq_start(const Tensor& source);
+Expr jagged_seq_len(const Tensor& source);
+// The sequence b a program of `param` (over a jagged source) reads: its
+// coordinate in dimension 0, which must be one for the whole program (every
+// element, every middle index); a ValueError where it is not.
+Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env);
+
 }  // namespace nt::lower

@@ -30,6 +30,7 @@ TensorPtr HierarchyCopier::copy(const Tensor& level) {
   }
   if (level.source_) result->source_ = copy(*level.source_);
   result->other_ = level.other_;
+  result->jagged_dim_ = level.jagged_dim_;
   result->constexpr_ = level.constexpr_;
   result->value_ = level.value_;
   result->index_map_ = replacements_.empty() ? level.index_map_ : copy_node(level.index_map_);
@@ -62,7 +63,8 @@ TensorPtr Tensor::substituted(const SymbolMap& replacements) const {
 }
 
 TensorFields Tensor::fields() const {
-  return {name_, shape_, indices_, dtype_, source_, other_, constexpr_, value_, index_map_, covers_base_};
+  return {name_,    shape_,     indices_, dtype_, source_, other_, jagged_dim_, constexpr_,
+          value_, index_map_, covers_base_};
 }
 
 TensorPtr Tensor::blank() { return std::shared_ptr<Tensor>(new Tensor()); }
@@ -81,6 +83,7 @@ void Tensor::restore(TensorFields fields) {
   dtype_ = std::move(fields.dtype);
   source_ = std::move(fields.source);
   other_ = std::move(fields.other);
+  jagged_dim_ = fields.jagged_dim;
   constexpr_ = fields.constexpr_;
   covers_base_ = fields.covers_base;
   value_ = std::move(fields.value);

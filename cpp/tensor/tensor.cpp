@@ -102,6 +102,14 @@ TensorPtr Tensor::create(const TensorSpec& spec) {
   tensor->indices_ = fresh_index_vars(ndim);
   tensor->dtype_ = spec.dtype;
   tensor->other_ = spec.other;
+  if (spec.jagged_dim && ndim < 2)
+    throw ValueError("a jagged tensor has at least 2 dimensions (sequences, then theirs); this one has " +
+                     std::to_string(ndim));
+  if (spec.jagged_dim && (*spec.jagged_dim < 1 || *spec.jagged_dim >= static_cast<int64_t>(ndim))) {
+    throw ValueError("`jagged_dim` must be a dimension after the first (1 to " + std::to_string(ndim - 1) +
+                     "; dimension 0 indexes the sequences), got " + std::to_string(*spec.jagged_dim));
+  }
+  tensor->jagged_dim_ = spec.jagged_dim;
   tensor->constexpr_ = spec.constexpr_;
   tensor->value_ = spec.value;
   return tensor;

@@ -36,6 +36,7 @@ struct TensorSpec {
   std::optional<std::vector<std::optional<Expr>>> shape;  // nullopt entries: symbolic
   ElementType dtype;
   std::optional<Expr> other;                              // value read where masked
+  std::optional<int64_t> jagged_dim;                      // the ragged dimension (jagged tensors)
   std::vector<std::optional<SymbolAttrs>> shape_options;  // empty, or one per dim
   bool constexpr_ = false;                                // 0-dim only
   std::optional<Expr> value;                              // a constexpr tensor's value
@@ -51,6 +52,7 @@ struct TensorFields {
   ElementType dtype;
   TensorPtr source;  // null for a source tensor
   std::optional<Expr> other;
+  std::optional<int64_t> jagged_dim;
   bool constexpr_ = false;
   std::optional<Expr> value;
   IndexMapRef index_map;
@@ -82,6 +84,12 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   const Tensor& source_ref() const { return source_ ? *source_ : *this; }
   bool is_source() const { return source_ == nullptr; }
   const std::optional<Expr>& other() const { return source_ref().other_; }
+  // A jagged source's ragged dimension (upstream's `jagged_dim`): its
+  // dimension 0 indexes sequences, each of its own length along this one, whose
+  // elements lie at `offsets[b]` on in a values tensor of one dimension fewer
+  // (torch's `layout=torch.jagged`). Its size symbol is the longest sequence's
+  // length; lower::lower_access masks each sequence at its own.
+  const std::optional<int64_t>& jagged_dim() const { return source_ref().jagged_dim_; }
   bool is_constexpr() const { return constexpr_; }
   const std::optional<Expr>& value() const { return value_; }
   const IndexMapRef& index_map() const { return index_map_; }
@@ -147,6 +155,7 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   ElementType dtype_;
   TensorPtr source_;  // null for a source tensor
   std::optional<Expr> other_;
+  std::optional<int64_t> jagged_dim_;
   bool constexpr_ = false;
   std::optional<Expr> value_;
   IndexMapRef index_map_;

@@ -56,7 +56,10 @@ class Kernel:
         self._params = [_ParamSpec(n, t) for n, t in zip(names, arranged)]
         self._binder = _core.LaunchBinder(
             self.kernel_name,
-            [(p.name, p.scalar, p.constexpr, p.dtype, 0 if p.scalar else p.arranged.source.ndim) for p in self._params],
+            [
+                (p.name, p.scalar, p.constexpr, p.dtype, *((0, None) if p.scalar else (p.arranged.source.ndim, p.arranged.source.jagged_dim)))
+                for p in self._params
+            ],
             weakref.WeakMethod(self._specialize),
         )
         self._compiled = {}

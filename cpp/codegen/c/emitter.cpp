@@ -61,6 +61,7 @@ KernelSource Emitter::run() {
   }
   std::vector<std::string> params;
   std::vector<std::string> prologue;
+  std::vector<std::string> jagged_lines;  // after every stride: a sequence may be read through them
   for (size_t i = 0; i < k_.params.size(); ++i) {
     const Param& p = k_.params[i];
     int pi = static_cast<int>(i);
@@ -96,7 +97,18 @@ KernelSource Emitter::run() {
       prologue.push_back("const long " + stride + " = " + macro + " ? 1 : " + stride + "_arg;");
       unit_macros_.push_back(macro);
     }
+    if (src.jagged_dim()) {  // the program's sequence: where it starts, how long it is
+      params.push_back(std::string(d_.global_pointer) + "const long* " + name + "_seq_offsets");
+      out.args.push_back({KernelArg::Kind::SequenceOffsets, pi, -1, ""});
+      const std::string b = name + "_sequence", start = lower::jagged_seq_start(src)->name;
+      jagged_lines.push_back("const long " + b + " = " + c(simplify(lower::jagged_sequence(p, layout_, env_), env_)) + ";");
+      jagged_lines.push_back("const int " + b + "_exists = 0 <= " + b + " && " + b + " < " + c(src.shape()[0]) + ";");
+      jagged_lines.push_back("const long " + start + " = " + b + "_exists ? " + name + "_seq_offsets[" + b + "] : 0;");
+      jagged_lines.push_back("const long " + lower::jagged_seq_len(src)->name + " = " + b + "_exists ? " + name +
+                             "_seq_offsets[" + b + " + 1] - " + start + " : 0;");
+    }
   }
+  prologue.insert(prologue.end(), jagged_lines.begin(), jagged_lines.end());
   std::vector<std::string> printed;
   for (const Expr& s : layout_.outermost_shape()) printed.push_back(c(simplify(s, env_)));
   for (const std::string& line : layout_.prologue(printed, distribute_ || group_, d_.global_id)) line_(line);

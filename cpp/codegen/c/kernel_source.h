@@ -34,7 +34,8 @@
 namespace nt::codegen {
 
 struct KernelArg {
-  enum class Kind { Buffer, Offset, Extent, Size, Stride, Scalar };
+  // SequenceOffsets: a jagged tensor's offsets (where each sequence starts, and the end), int64.
+  enum class Kind { Buffer, Offset, Extent, Size, Stride, Scalar, SequenceOffsets };
   Kind kind;
   int param = -1;
   int dim = -1;
