@@ -31,4 +31,4 @@ NINETOOTHED_PROGRAM_LAYOUT=work-group PYTHONPATH="$PWD/python" /usr/bin/python3 
   tests/python/test_kernels_arrangements.py tests/python/test_kernels_random.py \
   tests/python/test_kernels_language.py tests/python/test_kernels_reductions.py tests/python/test_kernels_dot.py \
   tests/python/test_kernels_attention.py tests/python/test_language_triton_blocks.py \
-  tests/python/ops/test_ops_norms.py tests/python/ops/test_ops_elementwise.py "$@"
+  tests/python/ops/test_ops_norms.py tests/python/ops/test_ops_elementwise.py tests/python/test_jagged.py "$@"

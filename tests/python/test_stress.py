@@ -247,7 +247,8 @@ BAD_INPUTS = {
     "tensor without ndim or shape": (lambda: Tensor(), (TypeError, ValueError), "ndim"),
     "tensor negative ndim": (lambda: Tensor(-1), ValueError, "ndim"),
     "tensor ndim and shape disagree": (lambda: Tensor(3, shape=(2, 2)), ValueError, "shape"),
-    "tensor jagged": (lambda: Tensor(2, jagged_dim=0), ValueError, "jagged_dim. is not supported"),
+    "tensor jagged in dimension 0": (lambda: Tensor(2, jagged_dim=0), ValueError, "after the first"),
+    "tensor jagged not an int": (lambda: Tensor(2, jagged_dim="1"), TypeError, "jagged_dim"),
     "tensor bad shape_options": (lambda: Tensor(1, shape_options=5), TypeError, "shape_options"),
     # Meta-operations
     "tile too few sizes": (lambda: _x().tile((2,)), ValueError, "tile"),

@@ -96,10 +96,15 @@ def test_keywords_in_upstreams_order():
     assert Tensor(0, constexpr=True, value=3).value == 3
 
 
-def test_jagged_tensors_are_rejected_by_name():
-    assert Tensor(2, jagged_dim=None).ndim == 2
+def test_jagged_dim_is_kept_and_checked():
+    assert Tensor(2, jagged_dim=None).jagged_dim is None
+    assert Tensor(3, jagged_dim=2).jagged_dim == 2
     with pytest.raises(ValueError, match="jagged_dim"):
-        Tensor(2, jagged_dim=1)
+        Tensor(2, jagged_dim=0)  # dimension 0 indexes the sequences
+    with pytest.raises(ValueError, match="jagged_dim"):
+        Tensor(2, jagged_dim=2)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        Tensor(1, jagged_dim=1)
 
 
 @pytest.mark.parametrize(
