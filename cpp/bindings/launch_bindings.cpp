@@ -226,7 +226,8 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
     }
     dtype = *d;
   } else if (is_torch_type(type)) {
-    if (!attr(arg, "is_cpu").cast<bool>()) {
+    const bool meta = !attr(arg, "is_cpu").cast<bool>() && attr(arg, "is_meta").cast<bool>();
+    if (!attr(arg, "is_cpu").cast<bool>() && !meta) {
       if (!attr(arg, "is_cuda").cast<bool>()) {
         throw ValueError("'" + p.name + "' is on the " + text_of(attr(attr(arg, "device"), "type")) +
                          " device; NineToothed takes CPU tensors (OpenCL) and CUDA tensors");
@@ -239,7 +240,8 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
       if (object.ptr() == torch_dtype.ptr()) d = value;
     if (!d) throw TypeError("'" + p.name + "' has the unsupported dtype " + text_of(torch_dtype));
     dtype = *d;
-    out.data = reinterpret_cast<void*>(call_method(arg, "data_ptr").cast<uintptr_t>());
+    out.meta = meta;  // no memory: data stays null
+    if (!meta) out.data = reinterpret_cast<void*>(call_method(arg, "data_ptr").cast<uintptr_t>());
     out.shape = int_tuple(attr(arg, "shape"));
     out.strides = int_tuple(call_method(arg, "stride"));
   } else {
@@ -299,9 +301,10 @@ DType jagged_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
   int64_t longest = 0;
   for (int64_t b = 0; b < count; ++b) {
     if (o[b] < 0 || o[b + 1] < o[b] || o[b + 1] > total) {
-      throw ValueError("'" + p.name + "''s offsets must rise from 0 or more to at most " + std::to_string(total) +
-                       " (the values' size in dimension " + std::to_string(ragged_values_dim) + "); offsets[" +
-                       std::to_string(b) + ":" + std::to_string(b + 2) + "] are " + std::to_string(o[b]) + ", " +
+      throw ValueError("'" + p.name + "''s offsets must rise from 0 or more to at most " +
+                       std::to_string(total) + " (the values' size in dimension " +
+                       std::to_string(ragged_values_dim) + "); offsets[" + std::to_string(b) + ":" +
+                       std::to_string(b + 2) + "] are " + std::to_string(o[b]) + ", " +
                        std::to_string(o[b + 1]));
     }
     longest = std::max(longest, o[b + 1] - o[b]);

@@ -249,10 +249,10 @@ py::tuple tensor_state(const Tensor& tensor) {
   py::list shape = encoder.add(fields.shape);
   py::object other = encoder.add(fields.other);
   py::object value = encoder.add(fields.value);
-  return py::make_tuple(kStateVersion, index_origin(), encoder.nodes(), fields.name, shape, indices, dtype,
-                        source, other, fields.constexpr_, value, index_map_object(fields.index_map),
-                        fields.covers_base,
-                        fields.jagged_dim ? py::object(py::int_(*fields.jagged_dim)) : py::object(py::none()));
+  return py::make_tuple(
+      kStateVersion, index_origin(), encoder.nodes(), fields.name, shape, indices, dtype, source, other,
+      fields.constexpr_, value, index_map_object(fields.index_map), fields.covers_base,
+      fields.jagged_dim ? py::object(py::int_(*fields.jagged_dim)) : py::object(py::none()));
 }
 
 void restore_tensor(Tensor& tensor, const py::tuple& state) {

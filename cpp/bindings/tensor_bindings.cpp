@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -59,6 +60,11 @@ std::optional<ElementType> to_element_type(const py::handle& object) {
                                                       : std::string(py::str(object));
   if (auto dot = text.rfind('.'); dot != std::string::npos) text = text.substr(dot + 1);
   if (text == "bool_") text = "bool";
+  // Triton's names (str(triton.language.float16) is "fp16"): upstream's language is Triton's.
+  static const std::map<std::string, std::string> triton_names = {
+      {"fp16", "float16"}, {"bf16", "bfloat16"},     {"fp32", "float32"},         {"fp64", "float64"},
+      {"int1", "bool"},    {"fp8e5", "float8_e5m2"}, {"fp8e4nv", "float8_e4m3fn"}};
+  if (auto it = triton_names.find(text); it != triton_names.end()) text = it->second;
   if (auto dtype = dtype_from_name(text)) return *dtype;
   return std::nullopt;
 }
@@ -310,6 +316,18 @@ possibly hierarchical, tensors whose `dtype` is the next level.)doc");
     set_declared_dtype(self, dtype);
   });
   tensor.def_property_readonly("source", &Tensor::source);
+  m.def(
+      "as_dtype",
+      [](const py::handle& object) {
+        std::optional<ElementType> type =
+            py::isinstance<Tensor>(object) ? std::nullopt : to_element_type(object);
+        if (!type || !std::holds_alternative<DType>(*type))
+          throw TypeError("not an element dtype: " + std::string(py::repr(object)));
+        return std::get<DType>(*type);
+      },
+      py::arg("dtype"),
+      "`dtype` as a ninetoothed dtype: one already, a name (\"float16\"), Python's bool/int/float, or a "
+      "foreign dtype (torch's, numpy's, Triton's).");
   tensor.def_property_readonly("jagged_dim", [](const Tensor& self) -> py::object {
     return self.jagged_dim() ? py::object(py::int_(*self.jagged_dim())) : py::object(py::none());
   });

@@ -247,6 +247,11 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
       throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must have " +
                        std::to_string(ndim) + " dimensions, got " + std::to_string(t.shape.size()));
     }
+    if (t.meta && (p.read || p.written)) {
+      throw ValueError("argument " + std::to_string(i) + " ('" + p.name +
+                       "') is on the meta device, which holds no data, and the kernel " +
+                       (p.written ? "writes" : "reads") + " it");
+    }
     if (t.sequences.has_value() != (p.jagged_dim >= 0)) {
       throw ValueError("argument " + std::to_string(i) + " ('" + p.name + "') must be " +
                        (p.jagged_dim >= 0 ? "a jagged tensor (its values and offsets)" : "a dense tensor"));
@@ -470,6 +475,12 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
         const auto& t = std::get<TensorArg>(args[a.param]);
+        if (t.meta) {  // never read nor written (bind): OpenCL's one-byte stand-in for no memory
+          launcher.set_buffer(index, nullptr, 0, false, false, p.name, nullptr);
+          launcher.set_scalar<cl_long>(index + 1, 0);
+          launcher.set_scalar<cl_long>(index + 2, 0);
+          break;
+        }
         Span span = span_of(t);
         int64_t item = dtype_bytes(p.dtype);
         char* base = static_cast<char*>(t.data) + span.lo * item;
@@ -480,7 +491,8 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         ElementLayout layout;
         const bool scattered = p.written && !fills_its_span(t);
         if (scattered && t.sequences)
-          layout = {static_cast<size_t>(item), t.sequences->values_shape, t.sequences->values_strides, -span.lo};
+          layout = {static_cast<size_t>(item), t.sequences->values_shape, t.sequences->values_strides,
+                    -span.lo};
         else if (scattered)
           layout = {static_cast<size_t>(item), t.shape, t.strides, -span.lo};
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,

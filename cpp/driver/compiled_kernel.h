@@ -53,9 +53,12 @@ struct SequencesArg {
 struct TensorArg {
   void* data = nullptr;  // the element at index (0, ..., 0)
   std::vector<int64_t> shape;
-  std::vector<int64_t> strides;  // in elements, any sign
-  int cuda_device = -1;          // the ordinal of the CUDA device `data` is on; -1: host memory
+  std::vector<int64_t> strides;           // in elements, any sign
+  int cuda_device = -1;                   // the ordinal of the CUDA device `data` is on; -1: host memory
   std::optional<SequencesArg> sequences;  // a jagged tensor's
+  // A tensor on torch's meta device: a shape and strides, no memory. Taken for a parameter the
+  // kernel neither reads nor writes (ntops passes one for an absent mask), as Triton takes it.
+  bool meta = false;
 };
 
 // Where a launch runs: on an OpenCL device (host tensors), or on a CUDA device's stream (the

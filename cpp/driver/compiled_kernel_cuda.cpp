@@ -36,14 +36,14 @@ LaunchTarget CompiledKernel::launch_target(const std::vector<LaunchArg>& args, v
   bool mixed = false;
   for (const LaunchArg& a : args) {
     const TensorArg* t = std::get_if<TensorArg>(&a);
-    if (!t) continue;
+    if (!t || t->meta) continue;  // a meta tensor is on no device's memory
     if (place == -2) place = t->cuda_device;
     mixed = mixed || t->cuda_device != place;
   }
   if (mixed) {
     std::string where;
     for (size_t i = 0; i < args.size() && i < plan_.params.size(); ++i) {
-      if (const TensorArg* t = std::get_if<TensorArg>(&args[i]))
+      if (const TensorArg* t = std::get_if<TensorArg>(&args[i]); t && !t->meta)
         where +=
             (where.empty() ? "" : ", ") + ("'" + plan_.params[i].name + "' on " + place_of(t->cuda_device));
     }
@@ -311,8 +311,8 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
         const auto& t = std::get<TensorArg>(args[a.param]);
-        Span span = span_of(t);
-        char* base = static_cast<char*>(t.data) + span.lo * dtype_bytes(p.dtype);
+        Span span = t.meta ? Span{0, 0, true} : span_of(t);  // a meta tensor's: null, never used
+        char* base = t.meta ? nullptr : static_cast<char*>(t.data) + span.lo * dtype_bytes(p.dtype);
         std::memcpy(slot, &base, sizeof base);
         int64_t offset = -span.lo, extent = span.elements();
         std::memcpy(&values[k + 1], &offset, sizeof offset);

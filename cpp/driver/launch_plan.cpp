@@ -123,7 +123,8 @@ void expect_fields(const Reader& r, const std::vector<std::string>& f, size_t n)
 std::string format_launch_plan(const LaunchPlan& plan) {
   for (const PlanParam& p : plan.params) {
     if (p.jagged_dim >= 0)
-      throw ValueError("'" + p.name + "' is a jagged tensor; ahead-of-time libraries take dense tensors only");
+      throw ValueError("'" + p.name +
+                       "' is a jagged tensor; ahead-of-time libraries take dense tensors only");
   }
   std::string out = std::string(kMagic) + '\n';
   out += "kernel\t" + plan.source.name + '\n';

@@ -249,7 +249,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     if (!plan_.params[i].written || !std::holds_alternative<TensorArg>(args[i])) continue;
     TensorArg& t = std::get<TensorArg>(scratch_args[i]);
     Span span = span_of(t);
-    if (span.empty) continue;
+    if (span.empty || t.meta) continue;
     int64_t item = dtype_bytes(plan_.params[i].dtype);
     const char* base = static_cast<const char*>(t.data) + span.lo * item;
     t.data = scratch.copy_of(base, static_cast<size_t>(span.elements() * item)) - span.lo * item;

@@ -63,8 +63,8 @@ TensorPtr Tensor::substituted(const SymbolMap& replacements) const {
 }
 
 TensorFields Tensor::fields() const {
-  return {name_,    shape_,     indices_, dtype_, source_, other_, jagged_dim_, constexpr_,
-          value_, index_map_, covers_base_};
+  return {name_,       shape_,     indices_, dtype_,     source_,     other_,
+          jagged_dim_, constexpr_, value_,   index_map_, covers_base_};
 }
 
 TensorPtr Tensor::blank() { return std::shared_ptr<Tensor>(new Tensor()); }

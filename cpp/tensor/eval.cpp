@@ -48,8 +48,8 @@ OffsetArray evaluate_offsets(const Tensor& arranged, const SymbolMap& substituti
   int64_t contiguous = 1;
   for (size_t d = source.ndim(); d-- > 0;) {
     auto given = substitutions.find(source.stride_symbol(d)->name);
-    strides[d] = given != substitutions.end() ? require_int(given->second, "stride " + std::to_string(d))
-                                              : contiguous;
+    strides[d] =
+        given != substitutions.end() ? require_int(given->second, "stride " + std::to_string(d)) : contiguous;
     contiguous *= require_int(source.shape()[d], "size " + std::to_string(d) + " of the source");
   }
 

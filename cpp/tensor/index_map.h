@@ -41,8 +41,7 @@ struct IndexMapNode {
 
 using IndexMapRef = std::shared_ptr<const IndexMapNode>;
 
-IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings,
-                                std::vector<IndexMapRef> inputs);
+IndexMapRef make_index_map_node(std::vector<IndexBinding> bindings, std::vector<IndexMapRef> inputs);
 
 struct SourceAccess {
   std::vector<Expr> coordinates;  // one per source dimension

@@ -101,8 +101,12 @@ class _Level:
 
 def element_dtype(dtype):
     """A dtype argument as the core takes it: a level (`p.dtype` of a multi-level parameter)
-    stands for its element dtype."""
-    return dtype.element_dtype if isinstance(dtype, _Level) else dtype
+    stands for its element dtype; a foreign dtype (Triton's `tl.int32`, torch's, a name) for ours."""
+    if isinstance(dtype, _Level):
+        return dtype.element_dtype
+    if isinstance(dtype, _core.DType):
+        return dtype
+    return _core.as_dtype(dtype)
 
 
 def _operator_method(op, reflected=False):

@@ -52,12 +52,12 @@ class PropagateNan:
 
 def zeros(shape, dtype=float32):
     """A block of `shape` filled with zeros."""
-    return _core.block_full(shape, 0, dtype)
+    return _core.block_full(shape, 0, _element_dtype(dtype))
 
 
 def full(shape, value, dtype=float32):
     """A block of `shape` filled with `value`."""
-    return _core.block_full(shape, _block(value), dtype)
+    return _core.block_full(shape, _block(value), _element_dtype(dtype))
 
 
 def arange(start, end):

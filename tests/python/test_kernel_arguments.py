@@ -297,6 +297,75 @@ def test_tensor_on_another_device():
     assert torch.isnan(z).all()
 
 
+def masked_arrangement(x, mask, z, with_mask):
+    return x.tile((BLOCK_SIZE,)), mask.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,)), with_mask
+
+
+def masked_application(x, mask, z, with_mask):
+    if with_mask:
+        z = x + mask  # noqa: F841
+    else:
+        z = x  # noqa: F841
+
+
+@pytest.mark.parametrize("size", (8, 1000))
+def test_a_meta_tensor_stands_for_a_parameter_the_kernel_never_touches(size):
+    """ntops's attention passes `torch.empty(shape, device="meta")` for an absent mask, which its
+    application reads only under a constexpr flag; Triton takes it (its pointer is never used)."""
+    kernel = ninetoothed.make(
+        masked_arrangement, masked_application, (Tensor(1), Tensor(1), Tensor(1), Tensor(0, constexpr=True))
+    )
+    x, mask = torch.randn(size), torch.randn(size)
+    z = torch.full((size,), float("nan"))
+    kernel(x, torch.empty(size, device="meta"), z, False, BLOCK_SIZE=128)
+    assert torch.equal(z, x)
+    kernel(x, mask, z, True, BLOCK_SIZE=128)
+    assert torch.equal(z, x + mask)
+    z.fill_(float("nan"))
+    with pytest.raises(ValueError, match="'mask'.*meta device.*reads it"):
+        kernel(x, torch.empty(size, device="meta"), z, True, BLOCK_SIZE=128)
+    assert torch.isnan(z).all()
+
+
+class TritonStyleDtype:
+    """What `str()` gives of Triton's dtypes (`triton.language.float16` is "fp16"): ntops's
+    applications pass `triton.language.int32` to `ntl` functions, upstream's language being Triton's."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+TL_INT32, TL_FP16, TL_BF16 = TritonStyleDtype("int32"), TritonStyleDtype("fp16"), TritonStyleDtype("bf16")
+
+
+def foreign_dtypes_application(x, y, z):
+    index = ntl.zeros([], dtype=TL_INT32)  # ntops's median
+    z = x.to(TL_FP16) + ntl.cast(y, TL_BF16) + ntl.full(x.shape, 2, dtype=torch.float16) + index  # noqa: F841
+
+
+def test_language_functions_take_triton_and_torch_dtypes():
+    x, y, z = vectors(1000)
+    ninetoothed.make(add_arrangement, foreign_dtypes_application, (Tensor(1), Tensor(1), Tensor(1)))(
+        x, y, z, BLOCK_SIZE=32
+    )
+    expected = x.half().float() + y.bfloat16().float() + 2
+    assert torch.allclose(z, expected, rtol=0, atol=2e-2)  # summed in float16
+    assert not torch.allclose(z, x + y + 2, rtol=0, atol=1e-5)  # the conversions happened
+    z.fill_(float("nan"))
+    with pytest.raises(TypeError, match="not an element dtype: 'complex64'"):
+        ninetoothed.make(add_arrangement, bad_dtype_application, (Tensor(1), Tensor(1), Tensor(1)))(
+            x, y, z, BLOCK_SIZE=32
+        )
+    assert torch.isnan(z).all()
+
+
+def bad_dtype_application(x, y, z):
+    z = x + ntl.zeros(x.shape, dtype="complex64")  # noqa: F841
+
+
 def while_application(x, y, z):
     i = 0
     while i < 1:
