@@ -305,7 +305,9 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
   // Every macro has its value now (constexpr sizes from the tensors).
   for (const auto& [name, attrs] : plan_.source.symbols) {
     int64_t v = *values.at(name).as_int();
-    if ((attrs.lower_bound && v < *attrs.lower_bound) || (attrs.upper_bound && v > *attrs.upper_bound)) {
+    // Upper bounds of other than meta symbols are hints (symbolic/simplify_bounds.cpp): unchecked.
+    if ((attrs.lower_bound && v < *attrs.lower_bound) ||
+        (attrs.meta && attrs.upper_bound && v > *attrs.upper_bound)) {
       throw ValueError("'" + name + "' = " + std::to_string(v) + " is outside its bounds [" +
                        (attrs.lower_bound ? std::to_string(*attrs.lower_bound) : "") + ", " +
                        (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");

@@ -4,6 +4,9 @@
 
 namespace nt::simplify_internal {
 
+// A symbol's upper bound counts for meta symbols only (tuning keeps them in it); on any other, as
+// upstream has it, it is a hint for pruning tuning candidates, and a launch may pass more (ntops's
+// attention bounds a mask's constexpr key length by 128 and passes longer ones).
 void Simplifier::gather_attrs(const Expr& root) {
   // Every node of a name counts (collect_vars keeps only the first).
   std::vector<const ExprNode*> stack{root.get()};
@@ -15,7 +18,7 @@ void Simplifier::gather_attrs(const Expr& root) {
     if (node->kind == ExprKind::Var) {
       Range& r = attr_bounds_[node->name];
       if (node->attrs.lower_bound) r.lo = std::max(r.lo, Wide(*node->attrs.lower_bound));
-      if (node->attrs.upper_bound) r.hi = std::min(r.hi, Wide(*node->attrs.upper_bound));
+      if (node->attrs.upper_bound && node->attrs.meta) r.hi = std::min(r.hi, Wide(*node->attrs.upper_bound));
     }
     for (const auto& operand : node->operands) stack.push_back(operand.get());
   }
@@ -26,7 +29,7 @@ Range Simplifier::var_bounds(const Expr& v) {
   auto it = attr_bounds_.find(v->name);
   if (it != attr_bounds_.end()) r = meet(r, it->second);
   if (v->attrs.lower_bound) r.lo = std::max(r.lo, Wide(*v->attrs.lower_bound));
-  if (v->attrs.upper_bound) r.hi = std::min(r.hi, Wide(*v->attrs.upper_bound));
+  if (v->attrs.upper_bound && v->attrs.meta) r.hi = std::min(r.hi, Wide(*v->attrs.upper_bound));
   const std::pair<Expr, Expr>* symbolic = env_.symbolic(v->name);
   if (!symbolic) return r;
   // Symbolic bounds count through their own ranges: 0 <= i <= BLOCK - 1

@@ -18,11 +18,25 @@ using testing::eval_python;
 using testing::Point;
 using testing::RandomExprs;
 
+// A symbol with bounds the simplifier assumes: its lower bound always, its upper bound on a meta
+// symbol (elsewhere an upper bound is a hint, as upstream has it).
 Expr bounded(const std::string& name, std::optional<int64_t> lo, std::optional<int64_t> hi) {
   SymbolAttrs attrs;
   attrs.lower_bound = lo;
   attrs.upper_bound = hi;
+  attrs.meta = attrs.constexpr_ = hi.has_value();
   return var(name, attrs);
+}
+
+TEST(Simplify, UpperBoundsOfOtherThanMetaSymbolsAreHints) {
+  SymbolAttrs attrs;
+  attrs.constexpr_ = true;
+  attrs.lower_bound = 1;
+  attrs.upper_bound = 128;
+  Expr n = var("N", attrs);
+  EXPECT_EQ(bounds_of(n, {}), (Interval{1, std::nullopt}));
+  EXPECT_EQ(to_python(simplify(lt(n, 129))), "N < 129");
+  EXPECT_EQ(to_python(simplify(lt(bounded("M", 1, 128), 129))), "True");
 }
 
 std::string simplified(const Expr& e, const BoundsEnv& env = {}) { return to_python(simplify(e, env)); }

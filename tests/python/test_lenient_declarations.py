@@ -248,3 +248,26 @@ def test_a_generator_is_read_once_and_applies_to_every_dim():
         Tensor(3, shape_options=({} for _ in range(2)))
     with pytest.raises(TypeError, match="shape_options"):
         Tensor(2, shape_options="constexpr")
+
+
+# --- an upper bound on a size is a hint (ntops's attention bounds its mask's key length by 128) ---
+
+
+def row_sum_arrangement(input, output):
+    return input.tile((1, -1)), output.tile((1,))
+
+
+def row_sum_application(input, output):
+    output = ntl.sum(input.to(ntl.float32), 1)  # noqa: F841
+
+
+@pytest.mark.parametrize("columns", (3, 16, 97, 300))
+def test_a_constexpr_size_beyond_its_upper_bound_is_taken(columns):
+    sizes = (None, {"constexpr": True, "upper_bound": 16})
+    kernel = ninetoothed.make(
+        row_sum_arrangement, row_sum_application, (Tensor(2, shape_options=sizes), Tensor(1))
+    )
+    input = torch.randn(5, columns)
+    output = poisoned((5,), torch.float32)
+    kernel(input, output)
+    torch.testing.assert_close(output.double(), input.double().sum(1), rtol=1e-5, atol=1e-5)
