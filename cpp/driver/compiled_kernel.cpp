@@ -122,6 +122,7 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
     const TensorArg* t = std::get_if<TensorArg>(&args[i]);
     if (!t || t->shape.size() != p.source_shape.size() || t->strides.size() != t->shape.size()) return false;
     if (t->sequences.has_value() != (p.jagged_dim >= 0)) return false;
+    key.push_back(t->meta);  // bind() refuses a meta tensor the kernel reads or writes
     key.insert(key.end(), t->shape.begin(), t->shape.end());
     key.insert(key.end(), t->strides.begin(), t->strides.end());
   }
