@@ -354,33 +354,19 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   prepared->cuda = target.cuda;
   SymbolMap values;
   prepared->options = build_options(bound, meta, values);
-  if (target.cuda) {
-    CudaBuild build = cuda_build(cuda_limits(*target.cuda), values, meta);
-    prepared->options += build.options;
-    prepared->work_items = build.work_items;
-    prepared->shared_bytes = build.shared_bytes;
-  } else {
-    prepared->options += "-cl-mad-enable";
-    // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
-    prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
-    if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU";
-  }
-  if (!target.cuda && plan_.source.work_group_capable) {
-    const OpenclWorkGroup group =
-        opencl_work_group(plan_.source, *prepared->device, values, num_warps_of(meta));
-    prepared->work_items = group.work_items;
-    if (group.work_items > 1) {
-      prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(group.work_items);
-      if (group.mma_layout)
-        prepared->options += group.mma_sync ? " -DNT_MMA_LAYOUT -DNT_MMA_SYNC" : " -DNT_MMA_LAYOUT";
-    }
-  }
-  // The grid: the first tiled parameter's outermost shape. The others must
-  // have that shape, or, with outermost levels of another rank (upstream
-  // allows (1, 1, 1) against (1, 1)), as many programs.
+  // The grid: the first tiled parameter's outermost shape. Another parameter of that shape (or, of
+  // another rank, as many programs: upstream allows (1, 1, 1) against (1, 1)) shares its program
+  // indices; any other unravels the program id over its own shape, as upstream has it, from a
+  // source of its own (opencl_source(), cuda_source()).
   std::vector<int64_t> grid;
   const PlanParam* grid_param = plan_.grid_param >= 0 ? &params[plan_.grid_param] : nullptr;
-  for (const PlanParam& p : params) {
+  auto count = [](const std::vector<int64_t>& s) {
+    int64_t n = 1;
+    for (int64_t v : s) n *= v;
+    return n;
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    const PlanParam& p = params[i];
     if (!p.has_outer_level) continue;
     std::vector<int64_t> shape;
     for (const Expr& s : p.outer_shape) {
@@ -394,14 +380,31 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
       grid = shape;
       continue;
     }
-    auto count = [](const std::vector<int64_t>& s) {
-      int64_t n = 1;
-      for (int64_t v : s) n *= v;
-      return n;
-    };
-    if (shape.size() == grid.size() ? shape != grid : count(shape) != count(grid)) {
-      throw ValueError("the arranged tensors' outermost shapes differ: '" + grid_param->name + "' has " +
-                       shape_text(grid) + " but '" + p.name + "' has " + shape_text(shape));
+    if (shape.size() == grid.size() ? shape != grid : count(shape) != count(grid))
+      prepared->own_programs.insert(static_cast<int>(i));
+  }
+  const codegen::KernelSource& source = opencl_source(prepared->own_programs);
+  // (build_options() ends in a space.) The options tell the variants' programs apart.
+  for (int i : prepared->own_programs) prepared->options += "-DNT_OWN_PROGRAMS_" + std::to_string(i) + " ";
+  if (target.cuda) {
+    CudaBuild build =
+        cuda_build(cuda_source(prepared->own_programs), cuda_limits(*target.cuda), values, meta);
+    prepared->options += build.options;
+    prepared->work_items = build.work_items;
+    prepared->shared_bytes = build.shared_bytes;
+  } else {
+    prepared->options += "-cl-mad-enable";
+    // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
+    prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
+    if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU";
+  }
+  if (!target.cuda && source.work_group_capable) {
+    const OpenclWorkGroup group = opencl_work_group(source, *prepared->device, values, num_warps_of(meta));
+    prepared->work_items = group.work_items;
+    if (group.work_items > 1) {
+      prepared->options += " -DNT_WORK_ITEMS=" + std::to_string(group.work_items);
+      if (group.mma_layout)
+        prepared->options += group.mma_sync ? " -DNT_MMA_LAYOUT -DNT_MMA_SYNC" : " -DNT_MMA_LAYOUT";
     }
   }
   size_t num_programs = 1;
@@ -419,7 +422,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     prepared->work += elements;
   }
   prepared->work *= static_cast<int64_t>(num_programs);
-  prepared->private_bytes = evaluate_int(plan_.source.private_bytes, values).value_or(kPrivateMemoryBudget);
+  prepared->private_bytes = evaluate_int(source.private_bytes, values).value_or(kPrivateMemoryBudget);
   prepared->size_values.assign(plan_.source.args.size(), 0);
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
@@ -466,8 +469,9 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     }
   }
   if (!owned) {
-    if (!program) program = ProgramCache::instance().get(*device, plan_.source.source, joined);
-    owned = std::make_unique<KernelLauncher>(device, *program, plan_.source.name);
+    const codegen::KernelSource& source = opencl_source(prepared.own_programs);
+    if (!program) program = ProgramCache::instance().get(*device, source.source, joined);
+    owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;
 

@@ -184,6 +184,11 @@ class CompiledKernel {
   // The kernel in CUDA C (made on first use; ValueError for a kernel made from a plan, or one
   // that cannot run a program on a thread block).
   const codegen::KernelSource& cuda_source() const;
+  // The kernel's sources for launches where the parameters `own` have outermost shapes other
+  // than the grid's (ir::Kernel::own_programs; none: the plan's source and cuda_source()), made
+  // on first use. ValueError for a kernel made from a plan: it has no IR to make them from.
+  const codegen::KernelSource& opencl_source(const std::set<int>& own) const;
+  const codegen::KernelSource& cuda_source(const std::set<int>& own) const;
 
   // Ahead-of-time CUDA (caller="cuda"): the build options of every configuration a launch on a
   // device of `architecture` ("sm_90a"; "compute_80": PTX for 8.0 and later) may ask for: each
@@ -251,6 +256,7 @@ class CompiledKernel {
     size_t shared_bytes = 0;    // CUDA: the dynamic shared memory of a program
     mutable std::atomic<cuda::CUfunction> cuda_function{nullptr};  // CUDA: once found, for every launch
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
+    std::set<int> own_programs;        // parameters of other outermost shapes (opencl_source())
   };
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
                                           const LaunchTarget& target) const;
@@ -264,8 +270,9 @@ class CompiledKernel {
     size_t work_items = 0;
     size_t shared_bytes = 0;
   };
-  CudaBuild cuda_build(const cuda::CudaLimits& limits, const SymbolMap& values,
-                       const SymbolValues& meta) const;
+  const codegen::KernelSource& source_variant(const std::set<int>& own, bool cuda) const;
+  CudaBuild cuda_build(const codegen::KernelSource& source, const cuda::CudaLimits& limits,
+                       const SymbolMap& values, const SymbolValues& meta) const;
   // The target of a launch with `args`: ValueError when tensors are on different devices.
   LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
@@ -349,6 +356,9 @@ class CompiledKernel {
   std::map<std::string, SymbolValues> chosen_;  // by tuning key
   mutable std::once_flag cuda_source_once_;
   mutable std::optional<codegen::KernelSource> cuda_source_;
+  // Sources for launches with parameters of other outermost shapes, by those parameters.
+  mutable std::mutex variants_mutex_;
+  mutable std::map<std::set<int>, std::unique_ptr<codegen::KernelSource>> opencl_variants_, cuda_variants_;
   std::vector<CudaImage> cuda_images_;  // set before launches
   std::vector<TuningRecord> report_;
 };

@@ -70,9 +70,42 @@ const codegen::KernelSource& CompiledKernel::cuda_source() const {
   return *cuda_source_;
 }
 
-CompiledKernel::CudaBuild CompiledKernel::cuda_build(const cuda::CudaLimits& limits, const SymbolMap& values,
+const codegen::KernelSource& CompiledKernel::opencl_source(const std::set<int>& own) const {
+  if (own.empty()) return plan_.source;
+  return source_variant(own, false);
+}
+
+const codegen::KernelSource& CompiledKernel::cuda_source(const std::set<int>& own) const {
+  if (own.empty()) return cuda_source();
+  return source_variant(own, true);
+}
+
+const codegen::KernelSource& CompiledKernel::source_variant(const std::set<int>& own, bool cuda) const {
+  std::lock_guard lock(variants_mutex_);
+  auto& variants = cuda ? cuda_variants_ : opencl_variants_;
+  if (auto it = variants.find(own); it != variants.end()) return *it->second;
+  if (lowered_.params.empty() && !plan_.params.empty()) {
+    std::string names;
+    for (int i : own) names += (names.empty() ? "'" : ", '") + plan_.params[i].name + "'";
+    throw ValueError("the outermost shapes of " + names +
+                     " are not the grid's, which a kernel made from a launch plan (an ahead-of-time "
+                     "library) cannot take: it has no IR to make their source from");
+  }
+  ir::Kernel kernel = lowered_;
+  kernel.own_programs = own;
+  auto source = std::make_unique<codegen::KernelSource>(
+      codegen::generate_source(kernel, cuda ? codegen::cuda_dialect() : codegen::opencl_dialect()));
+  const auto& a = source->args;
+  const auto& b = plan_.source.args;
+  bool same = a.size() == b.size();
+  for (size_t i = 0; same && i < a.size(); ++i) same = a[i].kind == b[i].kind && a[i].symbol == b[i].symbol;
+  if (!same) throw std::logic_error("a source variant takes other arguments than the plan's");
+  return *variants.emplace(own, std::move(source)).first->second;
+}
+
+CompiledKernel::CudaBuild CompiledKernel::cuda_build(const codegen::KernelSource& source,
+                                                     const cuda::CudaLimits& limits, const SymbolMap& values,
                                                      const SymbolValues& meta) const {
-  const codegen::KernelSource& source = cuda_source();
   const size_t num_warps = num_warps_of(meta);
   // A power of two within the device's largest block (the tile layouts rely on it).
   const size_t wanted = std::min<size_t>(num_warps ? num_warps : kDefaultNumWarps, 1024) * kCudaWarp;
@@ -180,7 +213,7 @@ std::vector<std::string> CompiledKernel::cuda_build_variants(const std::string& 
       std::string options;
       try {
         options = build_options(*bound, meta, values);
-        options += cuda_build(limits, values, meta).options;
+        options += cuda_build(cuda_source(), limits, values, meta).options;
       } catch (const ValueError&) {
         continue;  // a configuration that cannot run there
       }
@@ -278,7 +311,7 @@ cuda::CUfunction CompiledKernel::cuda_function(const Prepared& prepared) const {
 }
 
 cuda::CUfunction CompiledKernel::find_cuda_function(const Prepared& prepared) const {
-  const codegen::KernelSource& source = cuda_source();
+  const codegen::KernelSource& source = cuda_source(prepared.own_programs);
   if (!has_cuda_images()) return prepared.cuda->function(source.source, prepared.options, source.name);
   if (const CudaImage* image = find_cuda_image(*prepared.cuda, prepared.options))
     return prepared.cuda->function(source.source, image->options, source.name, image->image);
@@ -297,7 +330,7 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
   if (prepared.num_programs > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     throw ValueError("a launch of " + std::to_string(prepared.num_programs) +
                      " programs is more than CUDA's grid takes");
-  const codegen::KernelSource& source = cuda_source();
+  const codegen::KernelSource& source = cuda_source(prepared.own_programs);
   cuda::CUfunction function = cuda_function(prepared);
   const auto& params = plan_.params;
   // Every argument's value, 8 bytes each (kernel arguments are at most 8 bytes), and a pointer to it.

@@ -195,7 +195,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       SymbolValues meta(config.begin(), config.end());
       meta.insert(fixed.begin(), fixed.end());
       try {
-        cuda_build(cuda_limits(*target.cuda), with_config, meta);
+        cuda_build(cuda_source(), cuda_limits(*target.cuda), with_config, meta);
       } catch (const ValueError&) {
         return false;
       }
@@ -266,7 +266,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
           if (target.cuda)
             cuda_function(*prepared);
           else
-            ProgramCache::instance().get(*target_device(*prepared), plan_.source.source, prepared->options);
+            ProgramCache::instance().get(*target_device(*prepared),
+                                         opencl_source(prepared->own_programs).source, prepared->options);
         } catch (const std::exception&) {
           // timed below as a failure
         }

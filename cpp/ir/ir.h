@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,10 @@ struct Kernel {
   // Sizes that are different symbols but must be equal (a dot's inner sizes,
   // broadcast dimensions): checked when a configuration is built.
   std::vector<std::pair<Expr, Expr>> assumed_equal;
+  // Parameters whose outermost shape is not the grid's at a launch (upstream allows that): they
+  // unravel the program id over their own shape, and programs past their count leave them alone
+  // (lower::lower_access). The driver sets them on a copy of the kernel for such launches.
+  std::set<int> own_programs;
 };
 
 // The programs of a kernel: the outermost shape of its first parameter with

@@ -10,15 +10,11 @@ Expr ProgramLayout::program_index(size_t d) const {
   return var("nt_pid_" + std::to_string(d), attrs);
 }
 
-namespace {
-
-Expr flat_program_id() {
+Expr ProgramLayout::flat_program_id() {
   SymbolAttrs attrs;
   attrs.lower_bound = 0;
   return var("nt_pid_flat", attrs);
 }
-
-}  // namespace
 
 std::vector<Expr> ProgramLayout::program_indices(const std::vector<Expr>& shape) const {
   std::vector<Expr> indices(shape.size());
@@ -26,6 +22,11 @@ std::vector<Expr> ProgramLayout::program_indices(const std::vector<Expr>& shape)
     for (size_t d = 0; d < shape.size(); ++d) indices[d] = program_index(d);
     return indices;
   }
+  return own_program_indices(shape);
+}
+
+std::vector<Expr> ProgramLayout::own_program_indices(const std::vector<Expr>& shape) const {
+  std::vector<Expr> indices(shape.size());
   Expr rest = flat_program_id();
   for (size_t d = shape.size(); d-- > 0;) {
     indices[d] = d == 0 ? rest : mod(rest, shape[d]);

@@ -39,6 +39,12 @@ class ProgramLayout {
   // `shape`: the digits when `shape` has the grid's rank, else the flat
   // program id unravelled row-major over `shape`.
   std::vector<Expr> program_indices(const std::vector<Expr>& shape) const;
+  // Upstream's rule for a parameter whose outermost shape is not the grid's: the flat
+  // program id unravelled row-major over its own `shape`, whatever its rank. Its leading
+  // index passes its size on programs past the parameter's count: lower_access masks those.
+  std::vector<Expr> own_program_indices(const std::vector<Expr>& shape) const;
+  // The flat program id (`nt_pid_flat`), 0 <= it <= the grid's count - 1.
+  static Expr flat_program_id();
   // The program after this one in the flat order (nt_pid_flat + 1), as the value of each
   // program symbol (`nt_pid_flat` and the digits) in terms of the current flat id. On a
   // CPU device the work-item form runs consecutive programs on one thread (PoCL hands its

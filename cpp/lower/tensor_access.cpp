@@ -147,7 +147,8 @@ std::vector<Expr> TensorAccess::conditions_at(const std::vector<Expr>& index, bo
 }
 
 TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
-                          const std::vector<Expr>& middle_indices, const BoundsEnv& outer_env) {
+                          const std::vector<Expr>& middle_indices, const BoundsEnv& outer_env,
+                          bool own_programs) {
   const Tensor& arranged = *param.arranged;
   std::vector<const Tensor*> levels = arranged.levels();
   const Tensor* block = levels.back();
@@ -157,7 +158,8 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   size_t first_inner = 0;  // one level: the whole arranged tensor is every program's block
   if (levels.size() >= 2) {
     const auto& outer = levels.front()->indices();
-    std::vector<Expr> program = layout.program_indices(levels.front()->shape());
+    std::vector<Expr> program = own_programs ? layout.own_program_indices(levels.front()->shape())
+                                             : layout.program_indices(levels.front()->shape());
     for (size_t d = 0; d < outer.size(); ++d) replacements.emplace(outer[d]->name, program[d]);
     first_inner = 1;
   }
@@ -204,7 +206,13 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
     seq_len.emplace(src.size_symbol(static_cast<size_t>(*jagged))->name, jagged_seq_len(src));
   }
   access.offset = simplify(offset, env);
-  for (const Expr& condition : source.conditions) {
+  std::vector<Expr> conditions = source.conditions;
+  if (own_programs && levels.size() >= 2) {  // this program is one of the parameter's
+    Expr count = Expr(1);
+    for (const Expr& s : levels.front()->shape()) count = mul(count, s);
+    conditions.push_back(lt(ProgramLayout::flat_program_id(), count));
+  }
+  for (const Expr& condition : conditions) {
     std::vector<Expr> parts;
     split_conjunction(simplify(substitute(substitute(condition, replacements), seq_len), env), parts);
     for (const Expr& c : parts) {
@@ -240,14 +248,15 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   return access;
 }
 
-Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env) {
+Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env,
+                     bool own_programs) {
   std::vector<const Tensor*> levels = static_cast<const Tensor&>(*param.arranged).levels();
   std::vector<Expr> middle;  // placeholders: the sequence must not depend on them
   for (size_t k = 1; k + 1 < levels.size(); ++k) {
     for (size_t i = 0; i < levels[k]->indices().size(); ++i)
       middle.push_back(var("nt_jagged_middle_" + std::to_string(middle.size())));
   }
-  return lower_access(param, layout, middle, env).coordinates.at(0);
+  return lower_access(param, layout, middle, env, own_programs).coordinates.at(0);
 }
 
 }  // namespace nt::lower

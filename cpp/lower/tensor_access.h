@@ -45,8 +45,12 @@ struct TensorAccess {
 // Bounds of element indices of a block with this shape.
 void add_element_bounds(BoundsEnv& env, const std::vector<Expr>& block_shape);
 
+// `own_programs`: the parameter's outermost shape is not the grid's (upstream allows that): its
+// program indices are ProgramLayout::own_program_indices(), and its accesses are masked on
+// programs past its own count (nt_pid_flat < the count of its outermost shape).
 TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
-                          const std::vector<Expr>& middle_indices, const BoundsEnv& env);
+                          const std::vector<Expr>& middle_indices, const BoundsEnv& env,
+                          bool own_programs = false);
 
 // Jagged sources (Tensor::jagged_dim): element (b, ..., j, ...) lies at
 // `values + (seq_start + j) * stride_j + ...`, and exists where j < seq_len, two
@@ -59,6 +63,7 @@ Expr jagged_seq_len(const Tensor& source);
 // The sequence b a program of `param` (over a jagged source) reads: its
 // coordinate in dimension 0, which must be one for the whole program (every
 // element, every middle index); a ValueError where it is not.
-Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env);
+Expr jagged_sequence(const ir::Param& param, const ProgramLayout& layout, const BoundsEnv& env,
+                     bool own_programs = false);
 
 }  // namespace nt::lower

@@ -416,7 +416,15 @@ def sum_into_arrangement(input, output):
     return input.tile((4, 4)), output.tile((4,))
 
 
-def test_outermost_shapes_with_different_program_counts_are_refused():
+def test_outermost_shapes_with_different_program_counts_unravel_their_own():
+    """Upstream unravels the program id over each tensor's own outermost shape: program p (of the
+    input's 2 x 2) writes the output's block p; the output's fifth block has no program."""
     kernel = ninetoothed.make(sum_into_arrangement, global_sum_application, (Tensor(2), Tensor(1)))
-    with pytest.raises(ValueError, match="outermost shapes differ"):
-        kernel(torch.randn(8, 8), torch.empty(20))
+    input = torch.randn(8, 8)
+    output = poisoned((20,), torch.float32)
+    kernel(input, output)
+    expected = poisoned((20,), torch.float32)
+    for p in range(4):
+        row, column = divmod(p, 2)
+        expected[4 * p:4 * p + 4] = input[4 * row:4 * row + 4, 4 * column:4 * column + 4].sum()
+    torch.testing.assert_close(output, expected, rtol=1e-5, atol=1e-5, equal_nan=True)

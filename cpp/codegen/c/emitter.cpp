@@ -101,8 +101,9 @@ KernelSource Emitter::run() {
       params.push_back(std::string(d_.global_pointer) + "const long* " + name + "_seq_offsets");
       out.args.push_back({KernelArg::Kind::SequenceOffsets, pi, -1, ""});
       const std::string b = name + "_sequence", start = lower::jagged_seq_start(src)->name;
-      jagged_lines.push_back("const long " + b + " = " +
-                             c(simplify(lower::jagged_sequence(p, layout_, env_), env_)) + ";");
+      jagged_lines.push_back(
+          "const long " + b + " = " +
+          c(simplify(lower::jagged_sequence(p, layout_, env_, k_.own_programs.count(pi) > 0), env_)) + ";");
       jagged_lines.push_back("const int " + b + "_exists = 0 <= " + b + " && " + b + " < " +
                              c(src.shape()[0]) + ";");
       jagged_lines.push_back("const long " + start + " = " + b + "_exists ? " + name + "_seq_offsets[" + b +

@@ -165,7 +165,8 @@ void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>&
     for (const PipelinedOperand& o : operands) {
       std::vector<Expr> middle;
       for (const Value& i : o.load->operands) middle.push_back(index_expr(i));
-      const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_);
+      const lower::TensorAccess a = lower::lower_access(k_.params[o.load->param], layout_, middle, env_,
+                                                        k_.own_programs.count(o.load->param) > 0);
       stage_block(o.load, a, "(" + o.array + " + (" + slot + ") * (" + o.slot + "))", o.layout);
     }
   });

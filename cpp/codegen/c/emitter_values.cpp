@@ -40,7 +40,9 @@ const lower::TensorAccess& Emitter::access_of(const Value& load) {
   std::vector<Expr> middle;
   size_t count = load->kind == ValueKind::LoadAt ? static_cast<size_t>(load->axis) : load->operands.size();
   for (size_t i = 0; i < count; ++i) middle.push_back(index_expr(load->operands[i]));
-  return accesses_.emplace(load.get(), lower::lower_access(k_.params[load->param], layout_, middle, env_))
+  return accesses_
+      .emplace(load.get(), lower::lower_access(k_.params[load->param], layout_, middle, env_,
+                                               k_.own_programs.count(load->param) > 0))
       .first->second;
 }
 
