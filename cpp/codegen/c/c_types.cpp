@@ -31,11 +31,37 @@ inline long nt_floormod(long a, long b) {
 }
 inline long nt_min(long a, long b) { return a < b ? a : b; }
 inline long nt_max(long a, long b) { return a > b ? a : b; }
+// float16 stores round to nearest, ties to even (vstore_half_rte). On CPUs by the bits, without
+// a branch: PoCL's vstore_half_rte is ten branches inlined at every store, and was half the build
+// of a float16 kernel (docs/performance.md). Other devices convert in hardware.
+#ifdef NT_CPU
+inline ushort nt_half_bits_rte(float x) {
+  uint u = as_uint(x), a = u & 0x7fffffffu;
+  // A normal half: the exponent rebiased (-112 << 23, modulo 2^32), the 13 bits dropped rounded.
+  uint normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+  // A subnormal one (below 2^-14): adding 0.5f rounds to a multiple of 2^-24, its last bit there.
+  uint subnormal = as_uint(as_float(a) + 0.5f) - 0x3f000000u;
+  uint special = a > 0x7f800000u ? 0x7e00u : 0x7c00u;  // NaN; infinity, or past the largest half
+  uint h = a >= 0x47800000u ? special : a < 0x38800000u ? subnormal : normal;
+  return (ushort)(h | ((u >> 16) & 0x8000u));
+}
+#define NT_STORE_HALF_GLOBAL(value, offset, pointer) \
+  (((__global ushort*)(pointer))[offset] = nt_half_bits_rte(value))
+#define NT_STORE_HALF_LOCAL(value, offset, pointer) \
+  (((__local ushort*)(pointer))[offset] = nt_half_bits_rte(value))
+inline float nt_round_half(float x) {
+  ushort h = nt_half_bits_rte(x);
+  return vload_half(0, (__private half*)&h);
+}
+#else
+#define NT_STORE_HALF_GLOBAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
+#define NT_STORE_HALF_LOCAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
 inline float nt_round_half(float x) {
   ushort h;
   vstore_half_rte(x, 0, (__private half*)&h);
   return vload_half(0, (__private half*)&h);
 }
+#endif
 inline float nt_bf16_to_float(ushort x) { return as_float((uint)x << 16); }
 inline ushort nt_float_to_bf16(float x) {
   uint u = as_uint(x);

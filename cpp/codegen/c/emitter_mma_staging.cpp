@@ -74,7 +74,7 @@ int staged_size(DType dtype) { return dtype == DType::float32 ? 4 : 2; }
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value) {
   if (dtype == DType::float32) return array + "[" + at + "] = (float)(" + value + ");";
-  if (dtype == DType::float16) return "vstore_half_rte((float)(" + value + "), " + at + ", " + array + ");";
+  if (dtype == DType::float16) return "NT_STORE_HALF_LOCAL((float)(" + value + "), " + at + ", " + array + ");";
   return array + "[" + at + "] = nt_float_to_bf16((float)(" + value + "));";
 }
 

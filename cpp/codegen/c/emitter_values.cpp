@@ -136,7 +136,7 @@ std::string Emitter::store_element(const Param& p, const std::string& ptr, const
                                    const std::string& value) {
   switch (p.dtype) {
     case DType::float16:
-      return "vstore_half_rte((float)(" + value + "), " + offset + ", " + ptr + ");";
+      return "NT_STORE_HALF_GLOBAL((float)(" + value + "), " + offset + ", " + ptr + ");";
     case DType::bfloat16:
       return ptr + "[" + offset + "] = nt_float_to_bf16((float)(" + value + "));";
     case DType::boolean:

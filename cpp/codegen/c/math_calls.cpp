@@ -49,9 +49,13 @@ inline int nt_byte_perm(int x, int y, int s) {
   return (int)r;
 }
 inline ushort nt_half_bits(float x) {
+#ifdef NT_CPU
+  return nt_half_bits_rte(x);
+#else
   ushort h;
   vstore_half_rte(x, 0, (__private half*)&h);
   return h;
+#endif
 }
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
 // exp, exp2 and log of float. CUDA C (whose dialect defines NT_EXP2_APPROX): exp2 is Triton's,
