@@ -260,7 +260,7 @@ DType tensor_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
 // jagged dimension, its offsets checked on the host (a CUDA tensor's copied there: reading them is
 // what upstream's launch does to find the longest) so that no sequence lies outside the values.
 DType jagged_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
-                      std::optional<uintptr_t>& stream) {
+                      std::optional<uintptr_t>& stream, std::vector<py::object>& keep_alive) {
   if (!py::hasattr(arg, "values") || !py::hasattr(arg, "offsets")) {
     throw TypeError("'" + p.name +
                     "' is a jagged tensor: pass a nested tensor of layout torch.jagged (or an object with "
@@ -280,10 +280,15 @@ DType jagged_argument(const ParamSpec& p, const py::handle& arg, TensorArg& out,
   ParamSpec values_spec{p.name + "'s values", false, false, std::nullopt, p.ndim - 1};
   ParamSpec offsets_spec{p.name + "'s offsets", false, false, std::nullopt, 1};
   TensorArg values, offsets;
-  py::object offsets_object = call_method(arg, "offsets");
-  const DType dtype = tensor_argument(values_spec, call_method(arg, "values"), values, stream);
+  // What values() and offsets() give is held until the launch returns: the pointers are theirs.
+  py::object values_object = call_method(arg, "values"), offsets_object = call_method(arg, "offsets");
+  keep_alive.push_back(values_object);
+  keep_alive.push_back(offsets_object);
+  const DType dtype = tensor_argument(values_spec, values_object, values, stream);
   if (tensor_argument(offsets_spec, offsets_object, offsets, stream) != DType::int64)
     throw TypeError("'" + p.name + "''s offsets must be int64");
+  if (values.meta || offsets.meta)
+    throw ValueError("'" + p.name + "' is a jagged tensor on the meta device, which holds no data");
   if (offsets.cuda_device != values.cuda_device)
     throw ValueError("'" + p.name + "''s offsets and values must be on one device");
   if (offsets.shape[0] < 1 || (offsets.shape[0] > 1 && offsets.strides[0] != 1))
@@ -415,6 +420,7 @@ class LaunchBinder {
     std::vector<int64_t> key;
     key.reserve(params_.size() + 2);
     std::optional<uintptr_t> cai_stream;  // a CUDA array interface's
+    std::vector<py::object> keep_alive;   // jagged tensors' values and offsets, until the launch returns
     int cuda_device = -1;
     for (size_t i = 0; i < params_.size(); ++i) {
       const ParamSpec& p = params_[i];
@@ -422,8 +428,9 @@ class LaunchBinder {
         launch_args.emplace_back(scalar_argument(p, args[i], key));
       } else {
         TensorArg t;
-        key.push_back(static_cast<int64_t>(p.jagged_dim >= 0 ? jagged_argument(p, args[i], t, cai_stream)
-                                                             : tensor_argument(p, args[i], t, cai_stream)));
+        key.push_back(static_cast<int64_t>(p.jagged_dim >= 0
+                                               ? jagged_argument(p, args[i], t, cai_stream, keep_alive)
+                                               : tensor_argument(p, args[i], t, cai_stream)));
         cuda_device = std::max(cuda_device, t.cuda_device);
         launch_args.emplace_back(std::move(t));
       }

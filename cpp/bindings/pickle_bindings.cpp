@@ -284,7 +284,11 @@ void restore_tensor(Tensor& tensor, const py::tuple& state) {
   fields.value = decoder.optional_at(tuple[10]);
   if (!tuple[11].is_none()) fields.index_map = tuple[11].cast<IndexMapObject>();
   fields.covers_base = has_coverage && tuple[12].cast<bool>();
-  if (has_jagged && !tuple[13].is_none()) fields.jagged_dim = tuple[13].cast<int64_t>();
+  if (has_jagged && !tuple[13].is_none()) {
+    fields.jagged_dim = tuple[13].cast<int64_t>();
+    if (*fields.jagged_dim < 1 || *fields.jagged_dim >= static_cast<int64_t>(fields.shape.size()))
+      corrupt(what);
+  }
   tensor.restore(std::move(fields));
 }
 

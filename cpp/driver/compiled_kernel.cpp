@@ -494,7 +494,8 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         // On a discrete device, a tensor the kernel overwrites whole is not
         // copied in; one whose elements do not fill their span is copied back
         // element by element, never over what lies between them.
-        const bool needed = p.read || (p.written && !p.overwritten);
+        // A parameter with programs of its own (more than the grid's) has blocks no program stores.
+        const bool needed = p.read || (p.written && (!p.overwritten || prepared.own_programs.count(a.param)));
         ElementLayout layout;
         const bool scattered = p.written && !fills_its_span(t);
         if (scattered && t.sequences)

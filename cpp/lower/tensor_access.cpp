@@ -182,14 +182,26 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   access.block_shape = block->shape();
   const Tensor& src = arranged.source_ref();
   const std::optional<int64_t>& jagged = src.jagged_dim();
+  // A jagged tensor's size in its jagged dimension is each sequence's own length wherever the
+  // arrangement computes with it (x[:, -1] is each sequence's last element, as upstream's seq_len);
+  // only its outermost shape, the grid, keeps the longest. Replaced before the program indices go
+  // in, which unravel over that outermost shape.
+  SymbolMap seq_len;
+  if (jagged) {
+    const Expr& size = src.shape()[static_cast<size_t>(*jagged)];
+    if (!size.is_var()) {
+      throw ValueError("'" + param.name + "' is a jagged tensor whose size in its jagged dimension is " +
+                       to_python(size) + ": it must be a symbol, each sequence's length");
+    }
+    seq_len.emplace(size->name, jagged_seq_len(src));
+  }
   Expr offset = Expr(0);
   for (size_t d = 0; d < source.coordinates.size(); ++d) {
-    Expr coordinate = substitute(source.coordinates[d], replacements);
+    Expr coordinate = substitute(substitute(source.coordinates[d], seq_len), replacements);
     access.coordinates.push_back(simplify(coordinate, env));
     if (jagged && d == 0) continue;  // a sequence's place is its seq_start
     offset = add(offset, mul(coordinate, src.stride_symbol(d)));
   }
-  SymbolMap seq_len;  // a jagged tensor's conditions: each sequence's length, not the longest
   if (jagged) {
     for (const Expr& v : collect_vars(access.coordinates.at(0))) {
       bool varies = v->name.rfind("nt_e_", 0) == 0;
@@ -203,7 +215,6 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
       }
     }
     offset = add(offset, mul(jagged_seq_start(src), src.stride_symbol(static_cast<size_t>(*jagged))));
-    seq_len.emplace(src.size_symbol(static_cast<size_t>(*jagged))->name, jagged_seq_len(src));
   }
   access.offset = simplify(offset, env);
   std::vector<Expr> conditions = source.conditions;
@@ -214,7 +225,7 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
   }
   for (const Expr& condition : conditions) {
     std::vector<Expr> parts;
-    split_conjunction(simplify(substitute(substitute(condition, replacements), seq_len), env), parts);
+    split_conjunction(simplify(substitute(substitute(condition, seq_len), replacements), env), parts);
     for (const Expr& c : parts) {
       if (c->kind == ExprKind::Bool) {
         if (!c->int_value) access.never = true;

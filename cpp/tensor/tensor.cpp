@@ -109,6 +109,11 @@ TensorPtr Tensor::create(const TensorSpec& spec) {
     throw ValueError("`jagged_dim` must be a dimension after the first (1 to " + std::to_string(ndim - 1) +
                      "; dimension 0 indexes the sequences), got " + std::to_string(*spec.jagged_dim));
   }
+  if (spec.jagged_dim && spec.shape && (*spec.shape)[static_cast<size_t>(*spec.jagged_dim)]) {
+    throw ValueError(
+        "a jagged tensor's size in its jagged dimension is each sequence's length: leave it None "
+        "in `shape`");
+  }
   tensor->jagged_dim_ = spec.jagged_dim;
   tensor->constexpr_ = spec.constexpr_;
   tensor->value_ = spec.value;
@@ -142,6 +147,11 @@ void Tensor::set_shape(std::vector<Expr> shape) {
     throw ValueError("'" + name_ + "' has " + std::to_string(shape_.size()) +
                      " dimensions; its shape can be set to " + std::to_string(shape_.size()) +
                      " sizes, not " + std::to_string(shape.size()));
+  }
+  if (jagged_dim_ && !shape[static_cast<size_t>(*jagged_dim_)].is_var()) {
+    throw ValueError("'" + name_ + "' is jagged: its size in dimension " + std::to_string(*jagged_dim_) +
+                     " is each sequence's length, a symbol, not " +
+                     to_python(shape[static_cast<size_t>(*jagged_dim_)]));
   }
   for (const Expr& size : shape) {
     if (auto n = size.as_int(); n && *n < 0)

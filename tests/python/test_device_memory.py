@@ -248,3 +248,19 @@ def test_threads_launch_at_once():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def _blocks_of_64(x, z):
+    return x.tile((64,)), z.tile((64,))
+
+
+def test_an_output_of_more_programs_than_the_grid_keeps_the_blocks_none_writes():
+    """z has twice x's blocks, the grid's (upstream unravels each tensor over its own outermost
+    shape): the grid's programs store its first half, and the rest must come back as it was, so it
+    is copied in although every program stores its whole block."""
+    kernel = ninetoothed.make(_blocks_of_64, _copy_application, (Tensor(1), Tensor(1)))
+    x = torch.randn(2048)
+    z = torch.full((4096,), float("nan"))
+    kernel(x, z)
+    assert torch.equal(z[:2048], x)
+    assert z[2048:].isnan().all()

@@ -247,6 +247,50 @@ def test_a_program_must_read_one_sequence():
         kernel(jagged(batches, 1, "hand-built"), torch.empty(padded(batches, 1, 0).shape), block_size=16)
 
 
+# Each sequence's last element: the size the arrangement computes with is the sequence's own.
+def last_arrangement(input, output, block_size=BLOCK_SIZE):
+    return input[:, -1].tile((1, block_size)), output.tile((1, block_size))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sizes_in_an_arrangement_are_each_sequences_own(device):
+    batches = random_batches(7, 1, torch.float32, device)
+    batches[2] = batches[2][:0]  # an empty sequence has no last element: `other` there
+    input = jagged(batches, 1, "hand-built", after=9)
+    output = torch.full((len(batches), batches[0].shape[1]), float("nan"), device=device)
+    kernel = ninetoothed.make(last_arrangement, copy_application, (Tensor(3, jagged_dim=1, other=-5), Tensor(2)))
+    kernel(input, output, block_size=4)
+    expected = torch.stack([b[-1].cpu() if len(b) else torch.full((b.shape[1],), -5.0) for b in batches])
+    assert torch.equal(output.cpu(), expected)
+
+
+def twice_arrangement(a, b, output, block_size=BLOCK_SIZE):
+    tile = (1, block_size, block_size)
+    return a.tile(tile), b.tile(tile), output.tile(tile)
+
+
+def twice_application(a, b, output):
+    output = a + b  # noqa: F841
+
+
+def test_jagged_tensors_that_cannot_be_are_refused():
+    with pytest.raises(ValueError, match="leave it None"):
+        Tensor(shape=(None, 16, 4), jagged_dim=1)
+    with pytest.raises(ValueError, match="is jagged"):
+        Tensor(3, jagged_dim=1).shape = (2, 16, 4)
+    batches = random_batches(2, 1, torch.float32, "cpu")
+    output = torch.full(padded(batches, 1, 0).shape, float("nan"))
+    meta_offsets = HandBuiltJagged(jagged(batches, 1, "hand-built").values(), torch.empty(3, dtype=torch.int64, device="meta"), 1)
+    with pytest.raises(ValueError, match="meta device"):
+        to_padded_kernel(1, 0)(meta_offsets, output, block_size=16)
+    assert output.isnan().all()
+
+    x = Tensor(3, jagged_dim=1)
+    with pytest.raises(ValueError, match="one parameter's only"):
+        kernel = ninetoothed.make(twice_arrangement, twice_application, (x, x, Tensor(3)))
+        kernel(jagged(batches, 1, "hand-built"), jagged(batches, 1, "hand-built"), output, block_size=16)
+
+
 def test_jagged_dim_survives_copies_and_pickles():
     x = Tensor(3, jagged_dim=2, other=-1)
     for y in (copy.deepcopy(x), pickle.loads(pickle.dumps(x)), x.tile((1, 4, 4)).source):
