@@ -163,7 +163,7 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     loop = body.index("for (long nt_i")
     staged = re.findall(r"half\* (nt_invariant\d+) = ", body)
     assert len(staged) == 1, staged
-    fill = re.search(r"vstore_half_rte\(\(float\)\((nt_let\d+)\[\(nt_r\d+ \* NT_C\d+ \+ nt_c\d+\)\]\), [^;]*, "
+    fill = re.search(r"NT_STORE_HALF_LOCAL\(\(float\)\((nt_let\d+)\[\(nt_r\d+ \* NT_C\d+ \+ nt_c\d+\)\]\), [^;]*, "
                      + staged[0] + r"\);", body)
     assert fill and fill.start() < loop  # filled before the loop, from the Let's registers
     assert f"float* {fill.group(1)} = " not in body  # the Let is not held in shared memory as floats

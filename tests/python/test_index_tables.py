@@ -102,7 +102,7 @@ def test_affine_parts_stay_inline():
 
 def _copy_lines(source):
     """The lines of a CUDA source that stage a gathered element (load, convert, store in shared memory)."""
-    return [line for line in source.splitlines() if "vstore_half_rte(" in line and "vload_half(" in line]
+    return [line for line in source.splitlines() if "NT_STORE_HALF_LOCAL(" in line and "vload_half(" in line]
 
 
 def test_staged_gathers_read_tables_in_shared_memory():
