@@ -217,15 +217,16 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
     offset = add(offset, mul(jagged_seq_start(src), src.stride_symbol(static_cast<size_t>(*jagged))));
   }
   access.offset = simplify(offset, env);
-  std::vector<Expr> conditions = source.conditions;
-  if (own_programs && levels.size() >= 2) {  // this program is one of the parameter's
+  std::vector<Expr> conditions;
+  for (const Expr& condition : source.conditions) conditions.push_back(substitute(condition, seq_len));
+  if (own_programs && levels.size() >= 2) {  // this program is one of the parameter's (its outermost shape)
     Expr count = Expr(1);
     for (const Expr& s : levels.front()->shape()) count = mul(count, s);
     conditions.push_back(lt(ProgramLayout::flat_program_id(), count));
   }
   for (const Expr& condition : conditions) {
     std::vector<Expr> parts;
-    split_conjunction(simplify(substitute(substitute(condition, seq_len), replacements), env), parts);
+    split_conjunction(simplify(substitute(condition, replacements), env), parts);
     for (const Expr& c : parts) {
       if (c->kind == ExprKind::Bool) {
         if (!c->int_value) access.never = true;
