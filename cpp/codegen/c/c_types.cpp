@@ -49,19 +49,19 @@ inline ushort nt_half_bits_rte(float x) {
   (((__global ushort*)(pointer))[offset] = nt_half_bits_rte(value))
 #define NT_STORE_HALF_LOCAL(value, offset, pointer) \
   (((__local ushort*)(pointer))[offset] = nt_half_bits_rte(value))
+#else
+inline ushort nt_half_bits_rte(float x) {
+  ushort h;
+  vstore_half_rte(x, 0, (__private half*)&h);
+  return h;
+}
+#define NT_STORE_HALF_GLOBAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
+#define NT_STORE_HALF_LOCAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
+#endif
 inline float nt_round_half(float x) {
   ushort h = nt_half_bits_rte(x);
   return vload_half(0, (__private half*)&h);
 }
-#else
-#define NT_STORE_HALF_GLOBAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
-#define NT_STORE_HALF_LOCAL(value, offset, pointer) vstore_half_rte(value, offset, pointer)
-inline float nt_round_half(float x) {
-  ushort h;
-  vstore_half_rte(x, 0, (__private half*)&h);
-  return vload_half(0, (__private half*)&h);
-}
-#endif
 inline float nt_bf16_to_float(ushort x) { return as_float((uint)x << 16); }
 inline ushort nt_float_to_bf16(float x) {
   uint u = as_uint(x);

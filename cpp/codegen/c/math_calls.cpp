@@ -48,15 +48,6 @@ inline int nt_byte_perm(int x, int y, int s) {
   for (int i = 0; i < 4; ++i) r |= (uint)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xfful) << (8 * i);
   return (int)r;
 }
-inline ushort nt_half_bits(float x) {
-#ifdef NT_CPU
-  return nt_half_bits_rte(x);
-#else
-  ushort h;
-  vstore_half_rte(x, 0, (__private half*)&h);
-  return h;
-#endif
-}
 inline float nt_half_from_bits(ushort h) { return vload_half(0, (__private const half*)&h); }
 // exp, exp2 and log of float. CUDA C (whose dialect defines NT_EXP2_APPROX): exp2 is Triton's,
 // the special function unit's ex2.approx.f32, and exp and log CUDA's (2 and 1 ulp), a few
@@ -156,7 +147,7 @@ std::string unsigned_of(const std::string& ct) {
 std::string to_bits(const std::string& x, DType d) {
   switch (d) {
     case DType::float16:
-      return "nt_half_bits(" + x + ")";
+      return "nt_half_bits_rte(" + x + ")";
     case DType::bfloat16:
       return "nt_float_to_bf16(" + x + ")";
     case DType::float8_e5m2:
