@@ -30,8 +30,8 @@ constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
 // overlaps)?
 bool fills_its_span(const TensorArg& t) {
   std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
-  const auto& shape = t.sequences ? t.sequences->values_shape : t.shape;
-  const auto& strides = t.sequences ? t.sequences->values_strides : t.strides;
+  const auto& shape = t.memory_shape();
+  const auto& strides = t.memory_strides();
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0) return true;  // no elements, an empty span
     if (shape[d] > 1) dims.emplace_back(strides[d] < 0 ? -strides[d] : strides[d], shape[d]);
@@ -45,18 +45,12 @@ bool fills_its_span(const TensorArg& t) {
   return true;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 }  // namespace
 
 Span span_of(const TensorArg& t) {
   Span span;
-  const auto& shape = t.sequences ? t.sequences->values_shape : t.shape;
-  const auto& strides = t.sequences ? t.sequences->values_strides : t.strides;
+  const auto& shape = t.memory_shape();
+  const auto& strides = t.memory_strides();
   for (size_t d = 0; d < shape.size(); ++d) {
     span.empty = span.empty || shape[d] == 0;
     int64_t extent = (shape[d] - 1) * strides[d];
@@ -498,11 +492,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
         const bool needed = p.read || (p.written && (!p.overwritten || prepared.own_programs.count(a.param)));
         ElementLayout layout;
         const bool scattered = p.written && !fills_its_span(t);
-        if (scattered && t.sequences)
-          layout = {static_cast<size_t>(item), t.sequences->values_shape, t.sequences->values_strides,
-                    -span.lo};
-        else if (scattered)
-          layout = {static_cast<size_t>(item), t.shape, t.strides, -span.lo};
+        if (scattered) layout = {static_cast<size_t>(item), t.memory_shape(), t.memory_strides(), -span.lo};
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
                             p.name, scattered ? &layout : nullptr);
         cl_long offset = -span.lo;
@@ -513,8 +503,9 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
       }
       case codegen::KernelArg::Kind::SequenceOffsets: {
         const SequencesArg& q = *std::get<TensorArg>(args[a.param]).sequences;
-        launcher.set_buffer(index, const_cast<void*>(q.offsets), static_cast<size_t>(q.count + 1) * 8, true,
-                            false, p.name + "'s offsets", nullptr);
+        launcher.set_buffer(index, const_cast<void*>(q.offsets),
+                            static_cast<size_t>(q.count + 1) * sizeof(int64_t), true, false,
+                            p.name + "'s offsets", nullptr);
         break;
       }
       case codegen::KernelArg::Kind::Offset:

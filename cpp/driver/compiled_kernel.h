@@ -59,6 +59,12 @@ struct TensorArg {
   // A tensor on torch's meta device: a shape and strides, no memory. Taken for a parameter the
   // kernel neither reads nor writes (ntops passes one for an absent mask), as Triton takes it.
   bool meta = false;
+
+  // The elements in memory (span_of, copies to a discrete device): a jagged tensor's values'.
+  const std::vector<int64_t>& memory_shape() const { return sequences ? sequences->values_shape : shape; }
+  const std::vector<int64_t>& memory_strides() const {
+    return sequences ? sequences->values_strides : strides;
+  }
 };
 
 // Where a launch runs: on an OpenCL device (host tensors), or on a CUDA device's stream (the

@@ -98,13 +98,13 @@ KernelSource Emitter::run() {
       unit_macros_.push_back(macro);
     }
     if (src.jagged_dim()) {  // the program's sequence: where it starts, how long it is
-      if (!declared_.insert(lower::jagged_seq_start(src)->name).second)
+      const std::string b = name + "_sequence", start = lower::jagged_seq_start(src)->name;
+      if (!declared_.insert(start).second)
         throw ValueError("'" + p.name +
                          "' is arranged from a jagged Tensor another parameter is arranged from: "
                          "a jagged Tensor may be one parameter's only");
       params.push_back(std::string(d_.global_pointer) + "const long* " + name + "_seq_offsets");
       out.args.push_back({KernelArg::Kind::SequenceOffsets, pi, -1, ""});
-      const std::string b = name + "_sequence", start = lower::jagged_seq_start(src)->name;
       jagged_lines.push_back(
           "const long " + b + " = " +
           c(simplify(lower::jagged_sequence(p, layout_, env_, k_.own_programs.count(pi) > 0), env_)) + ";");
