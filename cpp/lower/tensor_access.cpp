@@ -88,25 +88,19 @@ void split_conjunction(const Expr& c, std::vector<Expr>& out) {
   }
 }
 
+Expr nonnegative_var(const std::string& name) {
+  SymbolAttrs attrs;
+  attrs.lower_bound = 0;
+  return var(name, attrs);
+}
+
 }  // namespace
 
-Expr jagged_seq_start(const Tensor& source) {
-  SymbolAttrs attrs;
-  attrs.lower_bound = 0;
-  return var(source.name() + "_seq_start", attrs);
-}
+Expr jagged_seq_start(const Tensor& source) { return nonnegative_var(source.name() + "_seq_start"); }
 
-Expr jagged_seq_len(const Tensor& source) {
-  SymbolAttrs attrs;
-  attrs.lower_bound = 0;
-  return var(source.name() + "_seq_len", attrs);
-}
+Expr jagged_seq_len(const Tensor& source) { return nonnegative_var(source.name() + "_seq_len"); }
 
-Expr element_index(size_t d) {
-  SymbolAttrs attrs;
-  attrs.lower_bound = 0;
-  return var("nt_e_" + std::to_string(d), attrs);
-}
+Expr element_index(size_t d) { return nonnegative_var("nt_e_" + std::to_string(d)); }
 
 void add_element_bounds(BoundsEnv& env, const std::vector<Expr>& block_shape) {
   for (size_t d = 0; d < block_shape.size(); ++d) {

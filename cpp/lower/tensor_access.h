@@ -55,9 +55,9 @@ TensorAccess lower_access(const ir::Param& param, const ProgramLayout& layout,
 // Jagged sources (Tensor::jagged_dim): element (b, ..., j, ...) lies at
 // `values + (seq_start + j) * stride_j + ...`, and exists where j < seq_len, two
 // values of sequence b a kernel reads from its offsets (offsets[b], offsets[b + 1]
-// - offsets[b]) once per program. lower_access's offset and conditions use them
-// by these names; its size symbol in the jagged dimension, the longest sequence's
-// length, stays in the coordinates and the grid.
+// - offsets[b]) once per program. lower_access's offset, coordinates and conditions
+// use them by these names; its size symbol in the jagged dimension, the longest
+// sequence's length, stays in the outermost shape (the grid) only.
 Expr jagged_seq_start(const Tensor& source);
 Expr jagged_seq_len(const Tensor& source);
 // The sequence b a program of `param` (over a jagged source) reads: its

@@ -87,8 +87,9 @@ class Tensor : public std::enable_shared_from_this<Tensor> {
   // A jagged source's ragged dimension (upstream's `jagged_dim`): its
   // dimension 0 indexes sequences, each of its own length along this one, whose
   // elements lie at `offsets[b]` on in a values tensor of one dimension fewer
-  // (torch's `layout=torch.jagged`). Its size symbol is the longest sequence's
-  // length; lower::lower_access masks each sequence at its own.
+  // (torch's `layout=torch.jagged`). Its size symbol is bound to the longest
+  // sequence's length, which the grid counts; lower::lower_access reads it as
+  // each sequence's own everywhere else.
   const std::optional<int64_t>& jagged_dim() const { return source_ref().jagged_dim_; }
   bool is_constexpr() const { return constexpr_; }
   const std::optional<Expr>& value() const { return value_; }

@@ -33,6 +33,8 @@ class _ParamSpec:
         self.scalar = arranged.ndim == 0
         self.constexpr = bool(arranged.constexpr) if self.scalar else False
         self.dtype = _element_dtype(arranged)
+        self.source_ndim = 0 if self.scalar else arranged.source.ndim
+        self.jagged_dim = None if self.scalar else arranged.source.jagged_dim
 
 
 class Kernel:
@@ -56,10 +58,7 @@ class Kernel:
         self._params = [_ParamSpec(n, t) for n, t in zip(names, arranged)]
         self._binder = _core.LaunchBinder(
             self.kernel_name,
-            [
-                (p.name, p.scalar, p.constexpr, p.dtype, *((0, None) if p.scalar else (p.arranged.source.ndim, p.arranged.source.jagged_dim)))
-                for p in self._params
-            ],
+            [(p.name, p.scalar, p.constexpr, p.dtype, p.source_ndim, p.jagged_dim) for p in self._params],
             weakref.WeakMethod(self._specialize),
         )
         self._compiled = {}
