@@ -91,7 +91,7 @@ std::string ProgramLayout::tile_macros(std::string_view barrier, std::string_vie
 }
 
 std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns, bool mma,
-                                       bool warpgroups) {
+                                       bool warpgroups, bool row_warps) {
   std::string n = std::to_string(id);
   auto name = [&](const std::string& macro) { return "NT_" + macro + n; };
   auto def = [&](const std::string& macro, const std::string& value) {
@@ -125,6 +125,7 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
     wm = "(" + k + " <= " + warps + " && " + k + " * " + k + " * NT_COLS" + n + " <= " + warps +
          " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16L * " + k + ") == 0) ? " + k + " : " + wm;
   }
+  if (row_warps) wm = "NT_HELD_A && NT_ROWS" + n + " % (16L * " + warps + ") == 0 ? " + warps + " : " + wm;
   std::string wgmma;
   if (warpgroups) {
     wgmma = "#ifdef NT_WGMMA\n" +

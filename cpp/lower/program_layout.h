@@ -92,8 +92,12 @@ class ProgramLayout {
   // `warpgroups` (CUDA C): where the source is built with NT_WGMMA (sm_90a) and the rows divide
   // into the warps' 16-row tiles and the columns into 16s, NT_WGMMA<id> holds and the grid is
   // NT_WM = the warps by NT_WN = 1, the accumulators of wgmma's m64nN (codegen/c/wgmma_ptx.h).
+  // `row_warps`: where the rows divide into the warps' 16-row tiles, NT_WM = the warps and NT_WN = 1
+  // too, so that each warp holds whole rows: shapes whose values a dot reads from registers as
+  // its a fragments, and that dot's result (flash attention's p and output: the rows of both
+  // layouts are then the same work-items'). The source defines NT_HELD_A (0 with -DNT_NO_HELD_A).
   static std::string tile_layout(int id, const std::string& rows, const std::string& columns,
-                                 bool mma = false, bool warpgroups = false);
+                                 bool mma = false, bool warpgroups = false, bool row_warps = false);
   // The global and local work sizes for `num_programs` programs of `work_items` each.
   static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
   static size_t local_size(size_t work_items = 1) { return work_items; }

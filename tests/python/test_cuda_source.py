@@ -172,6 +172,37 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     assert "NT_WGMMA_FENCE" not in body and "#define NT_WGMMA0" not in source
 
 
+def _attention_source():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_kernels_attention import KERNEL
+
+    q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
+    o = torch.empty_like(q)
+    KERNEL(q, k, v, 0.25, False, o, BLOCK_M=32, BLOCK_N=16)
+    return KERNEL._binder.last
+
+
+def test_flash_attentions_p_is_read_from_registers():
+    """Flash attention's dot(p.to(float16), v[i]): p, held in registers in the tile layout of its shape,
+    is packed from its slots into mma.sync's a fragments where both dots' layouts give each warp whole
+    rows (NT_HELD_A: forced for these shapes where the rows allow); it is staged in shared memory
+    only where they do not."""
+    source = _attention_source().cuda_source
+    body = source[source.index("__global__"):]
+    p = re.search(r"(nt_let\d+)\[\(nt_r\d+ \* NT_C\d+ \+ nt_c\d+\)\] = nt_exp2_f\(\(nt_let\d+\[", body).group(1)
+    assert re.search(r"nt_fa\[nt_i\]\[3\] = nt_pack_f16x2\(" + p + r"\[\(2 \* nt_i \+ 1\) \* NT_C\d+ \+ nt_k0 / 4 \+ 2\]", body)
+    # Staged (a store of p's slots into shared memory) only under the negated condition, and read
+    # from its slots under the condition itself.
+    staged = []
+    for unless in re.finditer(r"if \(!\((NT_HELD_A && [^\n]*)\)\)", body):
+        held = body.index("if (" + unless.group(1) + ") {", unless.end())
+        staged += [held] if f"NT_STORE_HALF_LOCAL((float)({p}[" in body[unless.end():held] else []
+    assert len(staged) == 1 and body.index(f"nt_pack_f16x2({p}[") > staged[0]
+    assert body.count(f"NT_STORE_HALF_LOCAL((float)({p}[") == 1
+    assert "#define NT_HELD_A 1" in source and "NT_HELD_A && NT_ROWS" in source  # the row-warp layouts
+    assert "NT_HELD_A" not in _attention_source().source  # OpenCL C stages p as before
+
+
 needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")
 
 
@@ -188,6 +219,17 @@ def test_cuda_source_builds_with_nvrtc(name, warps, mma, architecture):
     if mma:
         options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
     assert len(_core.compile_cuda(source, options, architecture)) > 0
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("architecture, blocks, warps", (("sm_80", (64, 32), 4), ("sm_90a", (128, 64), 8)))
+def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps):
+    compiled = _attention_source()
+    options = re.sub(r"-cl-mad-enable|-DNT_VECTOR_BYTES=\S+|-DNT_WORK_ITEMS=\S+|-DNT_MMA_\S+|-DNT_CPU", "",
+                     compiled.last_options)
+    options = options.replace("-DBLOCK_M=32", f"-DBLOCK_M={blocks[0]}").replace("-DBLOCK_N=16", f"-DBLOCK_N={blocks[1]}")
+    options += f" -DNT_WORK_ITEMS={32 * warps} -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
+    assert len(_core.compile_cuda(compiled.cuda_source, options, architecture)) > 0
 
 
 @needs_nvrtc

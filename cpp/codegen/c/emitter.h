@@ -329,10 +329,15 @@ class Emitter : public EmitContext {
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
   // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
   // `a16`, `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()).
+  // `held`: a's fragments read from registers instead (registers_of_a()).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const StagedLayout& la, const StagedLayout& lb, bool pairs,
-                      bool a16, bool b16, bool bt);
+                      bool a16, bool b16, bool bt, const HeldOperand* held = nullptr);
+  // Dot `dot`'s a where it is a value held in registers in its own tile layout (flash attention's
+  // p, or its cast to 16 bits), on CUDA C; an empty array otherwise.
+  HeldOperand registers_of_a(const Value& dot);
+  static const Value* register_operand(const Value& dot);  // that value, by its kind alone
   // What operand `which` of tensor-core dot `dot` is staged from: b = trans(x) as x (rows copied as
   // they lie, read by ldmatrix without .trans) where 16-bit operands are staged in their own type.
   Value staged_value(const Value& dot, int which);
@@ -586,7 +591,7 @@ class Emitter : public EmitContext {
   std::map<std::string, std::string> distributed_shapes_;  // array name -> shape_key()
   std::map<std::string, int> layouts_;                     // shape_key() -> tile layout id
   std::map<std::string, std::string> equal_sizes_;         // a size (C) -> one it is asserted equal to
-  std::set<std::string> mma_shapes_, wgmma_shapes_;        // collect_mma_shapes()
+  std::set<std::string> mma_shapes_, wgmma_shapes_, row_warp_shapes_;  // collect_mma_shapes()
   std::string layout_macros_;
   std::vector<std::string> local_decls_;  // shared arrays and scalars, at kernel scope
   std::string local_end_ = "0";           // the dynamic buffer's bytes in use (C), where the dialect has one

@@ -78,7 +78,7 @@ int Emitter::tile_layout(const std::vector<Expr>& shape) {
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
   std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
   layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0,
-                                                      wgmma_shapes_.count(key) > 0);
+                                                      wgmma_shapes_.count(key) > 0, row_warp_shapes_.count(key) > 0);
   layouts_.emplace(key, id);
   return id;
 }

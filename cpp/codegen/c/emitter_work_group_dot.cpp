@@ -110,14 +110,21 @@ void Emitter::collect_mma_shapes() {
   struct Dots : IRVisitor {
     using IRVisitor::visit;
     void visit(const Value& v) override {
-      if (v->kind == ValueKind::Dot && !mma_type(v).empty()) shapes.push_back(v->type.shape);
+      if (v->kind == ValueKind::Dot && !mma_type(v).empty()) dots.push_back(v);
       IRVisitor::visit(v);
     }
-    std::vector<std::vector<Expr>> shapes;
+    std::vector<Value> dots;
   } dots;
   dots.visit(k_.body);
-  for (const auto& shape : dots.shapes) mma_shapes_.insert(shape_key(shape));
+  for (const Value& dot : dots.dots) mma_shapes_.insert(shape_key(dot->type.shape));
   if (!d_.mma_async_staging) return;
+  // Dots that may read their a from registers (registers_of_a()): a warp holds whole rows of it and
+  // of their result.
+  for (const Value& dot : dots.dots) {
+    if (!register_operand(dot)) continue;
+    row_warp_shapes_.insert(shape_key(dot->operands[0]->type.shape));
+    row_warp_shapes_.insert(shape_key(dot->type.shape));
+  }
   // Warpgroup MMAs for k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()): elsewhere
   // (attention's dots, their results read at once) mma.sync's fragments measured faster.
   struct Loops : IRVisitor {
@@ -132,6 +139,37 @@ void Emitter::collect_mma_shapes() {
   for (const Stmt& loop : loops.loops)
     for (const StmtNode* s : accumulated_dots(loop))
       wgmma_shapes_.insert(shape_key(s->value->operands[1]->type.shape));
+}
+
+const Value* Emitter::register_operand(const Value& dot) {
+  const std::string mma = mma_type(dot);
+  if (mma != "f16" && mma != "bf16") return nullptr;
+  const Value* a = &dot->operands[0];
+  // p.to(float16): a float rounded once to the 16-bit type, as its staged store would round it.
+  if ((*a)->kind == ValueKind::Cast) {
+    const Value& from = (*a)->operands[0];
+    if (from->type.dtype != DType::float32 && from->type.dtype != (*a)->type.dtype) return nullptr;
+    a = &from;
+  }
+  return (*a)->kind == ValueKind::LetRef || (*a)->kind == ValueKind::LocalRef ? a : nullptr;
+}
+
+HeldOperand Emitter::registers_of_a(const Value& dot) {
+  HeldOperand held;
+  const Value* v = d_.mma_async_staging ? register_operand(dot) : nullptr;
+  if (!v) return held;
+  const std::string& name = (*v)->kind == ValueKind::LetRef ? lets_.at((*v)->id) : locals_.at((*v)->id);
+  const std::vector<Expr>& shape = dot->operands[0]->type.shape;
+  if (!is_distributed(name) || !aligned_layout(name, shape)) return held;
+  held.array = name;
+  held.layout = tile_layout(shape);
+  // Both layouts mma ones with whole rows a warp (row_warps: lower/program_layout.h) and as many
+  // warps down: a work-item holds the same rows of both. a's columns are k, in steps of 16.
+  const std::string a = std::to_string(held.layout), n = std::to_string(tile_layout(dot->type.shape));
+  held.condition = "NT_HELD_A && NT_MMA" + a + " && NT_MMA" + n + " && NT_WN" + a + " == 1 && NT_WN" + n +
+                   " == 1 && NT_WM" + a + " == NT_WM" + n + " && NT_ROWS" + a + " == NT_ROWS" + n +
+                   " && NT_COLS" + a + " % 16 == 0";
+  return held;
 }
 
 std::string Emitter::pitched_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
@@ -195,13 +233,22 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const Value stored_b = mma.empty() ? b : staged_value(v, 1);
   const bool bt = stored_b.get() != b.get();
   std::string wgmma;  // this dot's condition for warpgroup MMAs (its operands' swizzle), or ""
+  // a in registers (flash attention's p): staged only where they are not its fragments.
+  const HeldOperand held_a = mma.empty() || is_tf32(mma) ? HeldOperand{} : registers_of_a(v);
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
   } else {
     int pad_a = 0, pad_b = 0;
     const StagedLayout padded_a = operand_layout(v, 0, pad_a), padded_b = operand_layout(v, 1, pad_b);
+    if (!held_a.array.empty()) {
+      line_("#ifdef NT_MMA_SYNC");
+      line_("if (!(" + held_a.condition + "))");
+      line_("#endif");
+      open("");
+    }
     A = pitched_operand(a, dt, padded_a, pad_a, la, a16);
+    if (!held_a.array.empty()) close();
     pairs = la.pitch != K && !a16;
     B = pitched_operand(stored_b, dt, padded_b, pad_b, lb, b16);
     wgmma = padded_a.swizzled;
@@ -247,6 +294,12 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     if (is_tf32(mma)) {
       emit_tf32_steps(mma == "tf32x3", layout, tx, ty, acc, A, B, K, la.pitch, lb.pitch);
     } else {
+      if (!held_a.array.empty()) {
+        open("if (" + held_a.condition + ")");
+        emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, la, lb, false, false, b16, bt, &held_a);
+        close("} else");
+        open("");
+      }
       // On Hopper, for a dot of a wgmma shape (its own operands' layout swizzled) whose operands are
       // both staged in wgmma's atoms (a held one, or one staged for another dot, may not be: then
       // mma.sync, its ldmatrix reading each operand where its layout puts it).
@@ -263,6 +316,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
       }
       emit_mma_steps(mma, layout, tx, ty, acc, A, B, K, la, lb, pairs, a16, b16, bt);
       if (warpgroups) close();
+      if (!held_a.array.empty()) close();
     }
     close("} else");
     line_("#endif");
@@ -303,7 +357,8 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
 void Emitter::emit_mma_steps(const std::string& type, int layout, const std::string& tx,
                              const std::string& ty, const std::string& acc, const std::string& A,
                              const std::string& B, const std::string& K, const StagedLayout& la,
-                             const StagedLayout& lb, bool pairs, bool a16, bool b16, bool bt) {
+                             const StagedLayout& lb, bool pairs, bool a16, bool b16, bool bt,
+                             const HeldOperand* held) {
   const std::string n = std::to_string(layout);
   const std::string pack = "nt_pack_" + type + "x2", step = "NT_MMA_M16N8K16_" + type;
   // Arrays of floats (packed here) have plain rows; ldmatrix reads each lane's 16 bytes where the
@@ -319,7 +374,17 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns 2 t, 2 t + 1 and + 8.
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  if (a16) {
+  if (held) {
+    // Its slots (2 nt_i + h, 4 (nt_k0 / 16) + 2 q + e): rows g and g + 8 (h), columns 2 t + e and
+    // 8 + 2 t + e (q) of this 16 x 16 tile; a's register h + 2 q.
+    const std::string in = "NT_C" + std::to_string(held->layout);
+    for (int r = 0; r < 4; ++r) {
+      const std::string slot = "(2 * nt_i + " + std::to_string(r % 2) + ") * " + in + " + nt_k0 / 4 + " +
+                               std::to_string(2 * (r / 2));
+      line_("nt_fa[nt_i][" + std::to_string(r) + "] = " + pack + "(" + held->array + "[" + slot + "], " +
+            held->array + "[" + slot + " + 1]);");
+    }
+  } else if (a16) {
     // Lane l names row l % 16 of the tile, from column 8 (l / 16): the four 8 x 8 matrices are
     // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
     line_("nt_ldmatrix_x4(nt_fa[nt_i], " + A + " + " +

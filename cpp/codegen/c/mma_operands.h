@@ -1,6 +1,6 @@
 // Tensor-core dots' operands as the emitter stages them in local memory (emitter_mma_staging.cpp,
-// emitter_work_group_dot.cpp): the type of a dot, the C of a staged element, and where an element
-// lies in its array.
+// emitter_work_group_dot.cpp): the type of a dot, the C of a staged element, where an element lies
+// in its array, and an operand read from registers instead.
 #pragma once
 
 #include <set>
@@ -41,6 +41,14 @@ struct StagedLayout {
     return "((" + swizzled + ") ? nt_wgmma_at(" + r + ", " + c + ", " + rows + ", NT_WGMMA_ATOM(" + columns +
            ")) : " + rowwise + ")";
   }
+};
+
+// A tensor-core dot's a held in registers, in the tile layout of its own shape (flash attention's
+// p): Emitter::registers_of_a().
+struct HeldOperand {
+  std::string array;      // its slots
+  std::string condition;  // C: where they are mma.sync's a fragments
+  int layout = -1;        // its tile layout
 };
 
 }  // namespace nt::codegen
