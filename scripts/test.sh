@@ -24,7 +24,8 @@ PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest tests/python -q --capture=sy
 echo "[test] pytest, work-group layout forced"
 # Element-wise kernels, reductions, dots, attention, block operations and norms: every way the
 # work-group body holds and shares values. (All kernel tests pass so; these keep CI's time down,
-# PoCL compiling work-groups with barriers slowly.)
+# PoCL compiling work-groups with barriers slowly.) On a CPU, where this layout only emulates what
+# GPUs run, tests/python/conftest.py builds its kernels with -cl-opt-disable.
 NINETOOTHED_PROGRAM_LAYOUT=work-group PYTHONPATH="$PWD/python" /usr/bin/python3 -m pytest -q --capture=sys "${PARALLEL[@]}" \
   tests/python/test_program_layout.py tests/python/test_device_memory.py tests/python/test_kernels_tutorial.py \
   tests/python/test_kernels_math.py \

@@ -88,6 +88,14 @@ std::optional<ClProgram> program_from_binary(const Device& device, const std::st
 
 }  // namespace
 
+const std::string& extra_opencl_options() {
+  static const std::string options = [] {
+    const char* extra = std::getenv("NINETOOTHED_OPENCL_OPTIONS");
+    return std::string(extra ? extra : "");
+  }();
+  return options;
+}
+
 ProgramCache& ProgramCache::instance() {
   static ProgramCache cache;
   return cache;
@@ -97,9 +105,10 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source,
                             const std::string& given_options) {
   // float32 `/` and `sqrt` correctly rounded where the device can (as torch
   // computes them), so results agree bit for bit on every such device.
-  const std::string options = device.info().correctly_rounded_divide_sqrt
-                                  ? given_options + " -cl-fp32-correctly-rounded-divide-sqrt"
-                                  : given_options;
+  std::string options = device.info().correctly_rounded_divide_sqrt
+                            ? given_options + " -cl-fp32-correctly-rounded-divide-sqrt"
+                            : given_options;
+  if (!extra_opencl_options().empty()) options += " " + extra_opencl_options();
   auto key = std::make_tuple(device.context(), device.id(), options, source);
   {
     std::lock_guard lock(mutex_);

@@ -32,6 +32,11 @@ std::string save_failed_source(const std::string& source, const std::string& ext
 
 ClProgram build_program(const Device& device, const std::string& source, const std::string& options);
 
+// NINETOOTHED_OPENCL_OPTIONS, read once: more options for every OpenCL build (such as
+// -cl-opt-disable, which the test suite's work-group pass uses), part of the program cache's key
+// and of the tuning cache's. Empty where unset.
+const std::string& extra_opencl_options();
+
 class ProgramCache {
  public:
   static ProgramCache& instance();

@@ -96,6 +96,13 @@ import ninetoothed._core  # noqa: E402
 ninetoothed._core.set_default_max_num_configs_for_testing(2)
 
 
+# The work-group pass on a CPU builds its kernels unoptimised (emulated_layouts.py says why).
+from emulated_layouts import EMULATED_LAYOUT_OPTIONS, emulates_work_groups  # noqa: E402
+
+if os.environ.get("NINETOOTHED_PROGRAM_LAYOUT") == "work-group" and emulates_work_groups():
+    os.environ["NINETOOTHED_OPENCL_OPTIONS"] = EMULATED_LAYOUT_OPTIONS  # read at the first build
+
+
 if os.environ.get("NINETOOTHED_TEST_DEVICE") == "cuda":
     # The kernel tests on CUDA tensors (scripts/gpu/): every kernel call's torch and numpy
     # arguments are moved to cuda:0 as they are (each tensor's whole storage, so views keep

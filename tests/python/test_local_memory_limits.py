@@ -9,11 +9,13 @@ import pathlib
 import subprocess
 import sys
 
+from emulated_layouts import work_group_environment
+
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "layout_scripts"
 
 
 def test_small_local_memory_takes_fewer_work_items_and_tunes_to_what_runs():
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
+    env = work_group_environment()
     result = subprocess.run([sys.executable, str(SCRIPTS / "local_memory_limits.py")], env=env,
                             capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -10,12 +10,13 @@ import subprocess
 import sys
 
 import ninetoothed
+from emulated_layouts import work_group_environment
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "layout_scripts"
 
 
 def test_dots_of_16_bit_floats_in_the_mma_layout():
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group")
+    env = work_group_environment()
     result = subprocess.run([sys.executable, str(SCRIPTS / "mma_layout.py")], env=env, capture_output=True,
                             text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr

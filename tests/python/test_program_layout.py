@@ -18,6 +18,7 @@ import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
+from emulated_layouts import work_group_environment
 from ninetoothed import Symbol, Tensor
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "layout_scripts"
@@ -124,9 +125,11 @@ row_statistics = ninetoothed.make(row_statistics_arrangement, row_statistics_app
 
 def run(layout):
     # The script checks results in a layout, not tuning: two candidates (as conftest.py's cap).
-    env = dict(os.environ, PYTHONUNBUFFERED="1", NINETOOTHED_TEST_MAX_NUM_CONFIGS="2")
-    env.pop("NINETOOTHED_PROGRAM_LAYOUT", None)
-    if layout is not None:
+    env = work_group_environment() if layout == "work-group" else dict(os.environ)
+    env.update(PYTHONUNBUFFERED="1", NINETOOTHED_TEST_MAX_NUM_CONFIGS="2")
+    if layout is None:
+        env.pop("NINETOOTHED_PROGRAM_LAYOUT", None)
+    elif layout != "work-group":
         env["NINETOOTHED_PROGRAM_LAYOUT"] = layout
     return subprocess.run([sys.executable, str(SCRIPTS / "work_group_launches.py")], env=env,
                           capture_output=True, text=True, timeout=1200)
@@ -184,7 +187,7 @@ def test_num_warps_sets_the_work_items_of_a_program(tmp_path):
     # Upstream's num_warps: programs on work-groups of num_warps x 32 work-items, rounded down to a
     # power of two (layout_scripts/num_warps.py, with the work-group layout forced; a cache of its
     # own, so that tuning runs).
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group", NINETOOTHED_CACHE_DIR=str(tmp_path))
+    env = work_group_environment(NINETOOTHED_CACHE_DIR=str(tmp_path))
     result = subprocess.run([sys.executable, str(SCRIPTS / "num_warps.py")], env=env, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr

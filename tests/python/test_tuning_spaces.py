@@ -19,6 +19,7 @@ import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
+from emulated_layouts import work_group_environment
 from ninetoothed import Tensor
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "layout_scripts"
@@ -147,7 +148,7 @@ def test_candidates_of_the_wrong_kind_are_value_errors(keyword, value):
 
 def test_tuning_chooses_among_num_warps_where_programs_run_on_work_groups(tmp_path):
     # layout_scripts/tuning_spaces.py, with the work-group layout forced and a cache of its own.
-    env = dict(os.environ, NINETOOTHED_PROGRAM_LAYOUT="work-group", NINETOOTHED_CACHE_DIR=str(tmp_path))
+    env = work_group_environment(NINETOOTHED_CACHE_DIR=str(tmp_path))
     result = subprocess.run([sys.executable, str(SCRIPTS / "tuning_spaces.py")], env=env, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
