@@ -1,5 +1,6 @@
 """The OpenCL runtime as Python sees it: devices, build failures, resource limits."""
 
+import functools
 import os
 
 import pytest
@@ -76,3 +77,27 @@ def test_the_last_launch_reports_its_device_time():
         kernel(x, y)
         assert torch.equal(y, x * 2)
         assert isinstance(kernel.last_launch_seconds, float) and kernel.last_launch_seconds > 0
+
+
+def test_opencl_options_reach_every_build_and_key_the_caches(tmp_path):
+    """NINETOOTHED_OPENCL_OPTIONS is added to every OpenCL build and is part of the program cache's
+    key: a process with an option the compiler refuses builds anew, and fails naming it, where a
+    process without it built and kept the same kernel in the same cache."""
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    program = ("import sys, torch; sys.path.insert(0, 'examples'); from tutorial_kernels import add_kernel; "
+               "x = torch.arange(1000.0); z = torch.full_like(x, float('nan')); add_kernel(x, x, z); "
+               "assert torch.equal(z, x + x); print('ok')")
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root / "python"))
+    env.pop("NINETOOTHED_OPENCL_OPTIONS", None)
+    run = functools.partial(subprocess.run, [sys.executable, "-c", program], cwd=root, capture_output=True,
+                            text=True, timeout=600)
+    first = run(env=env)
+    assert first.returncode == 0 and first.stdout == "ok\n", first.stderr
+    refused = run(env=dict(env, NINETOOTHED_OPENCL_OPTIONS="-cl-no-such-option"))
+    assert refused.returncode != 0 and "-cl-no-such-option" in refused.stderr, refused.stdout + refused.stderr
+    again = run(env=dict(env, NINETOOTHED_OPENCL_OPTIONS="-cl-opt-disable"))
+    assert again.returncode == 0 and again.stdout == "ok\n", again.stderr
