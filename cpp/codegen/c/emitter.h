@@ -55,9 +55,6 @@ using namespace nt::ir;
 // Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
 bool is_compile_time(const Expr& e);
 
-// The dot of an Assign `acc = acc + dot(a, b)` of the local's own dtype (accumulated in place), or null.
-const ValueNode* accumulated_dot(const Stmt& s);
-
 // nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
 std::string transpose_helper(int w, const Dialect& dialect);
 
@@ -327,17 +324,15 @@ class Emitter : public EmitContext {
   std::string staged_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                              const std::string& prefix);
   // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
-  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time;
-  // `a16`, `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()).
-  // `held`: a's fragments read from registers instead (registers_of_a()).
+  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time; `a16`,
+  // `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()); `held`:
+  // a's fragments read from registers instead (registers_of_a()).
   void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
                       const std::string& acc, const std::string& A, const std::string& B,
                       const std::string& K, const StagedLayout& la, const StagedLayout& lb, bool pairs,
                       bool a16, bool b16, bool bt, const HeldOperand* held = nullptr);
-  // Dot `dot`'s a where it is a value held in registers in its own tile layout (flash attention's
-  // p, or its cast to 16 bits), on CUDA C; an empty array otherwise.
+  // `dot`'s a, held in registers in its own tile layout (register_operand(); CUDA C), or no array.
   HeldOperand registers_of_a(const Value& dot);
-  static const Value* register_operand(const Value& dot);  // that value, by its kind alone
   // What operand `which` of tensor-core dot `dot` is staged from: b = trans(x) as x (rows copied as
   // they lie, read by ldmatrix without .trans) where 16-bit operands are staged in their own type.
   Value staged_value(const Value& dot, int which);

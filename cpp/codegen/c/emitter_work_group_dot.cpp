@@ -141,7 +141,7 @@ void Emitter::collect_mma_shapes() {
       wgmma_shapes_.insert(shape_key(s->value->operands[1]->type.shape));
 }
 
-const Value* Emitter::register_operand(const Value& dot) {
+const Value* register_operand(const Value& dot) {
   const std::string mma = mma_type(dot);
   if (mma != "f16" && mma != "bf16") return nullptr;
   const Value* a = &dot->operands[0];

@@ -21,10 +21,15 @@ int staged_size(DType dtype);
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value);
 std::string staged_load(DType dtype, const std::string& array, const std::string& at);
-// The statements of `loop`'s body `acc += dot(a, b)` (accumulated_dot(), emitter.h) on 16-bit
+// The dot of an Assign `acc = acc + dot(a, b)` of the local's own dtype (accumulated in place), or null.
+const ir::ValueNode* accumulated_dot(const ir::Stmt& s);
+// The statements of `loop`'s body `acc += dot(a, b)` (accumulated_dot()) on 16-bit
 // operands whose local nothing else in the body reads or assigns: the dots that go on Hopper's
 // warpgroup MMAs (emitter_wgmma.cpp).
 std::set<const ir::StmtNode*> accumulated_dots(const ir::Stmt& loop);
+// The Let or local a 16-bit tensor-core dot's a reads, as it is or through a cast from float to the
+// dot's type: one it may read from registers (Emitter::registers_of_a()); null otherwise.
+const ir::Value* register_operand(const ir::Value& dot);
 
 // Where element (r, c) of a staged operand of `rows` x `columns` lies in its array: rows `pitch`
 // elements apart, or, where the C condition `swizzled` holds (dots on Hopper's warpgroup MMAs),
