@@ -332,7 +332,7 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
 double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
                            const LaunchTarget& target, bool timed) {
   auto prepared = prepare(bound, meta, target);
-  return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args);
+  return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args, !timed);
 }
 
 size_t CompiledKernel::num_warps_of(const SymbolValues& meta) const {
@@ -435,7 +435,8 @@ std::shared_ptr<Device> CompiledKernel::target_device(const Prepared& prepared) 
   return small ? prepared.device->small() : prepared.device;
 }
 
-double CompiledKernel::execute(const Prepared& prepared, const std::vector<LaunchArg>& args) {
+double CompiledKernel::execute(const Prepared& prepared, const std::vector<LaunchArg>& args,
+                               bool keep_binary) {
   const auto& params = plan_.params;
   if (prepared.num_programs == 0) return 0.0;
   const std::string& joined = prepared.options;
@@ -466,7 +467,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
   }
   if (!owned) {
     const codegen::KernelSource& source = opencl_source(prepared.own_programs);
-    if (!program) program = ProgramCache::instance().get(*device, source.source, joined);
+    if (!program) program = ProgramCache::instance().get(*device, source.source, joined, keep_binary);
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;

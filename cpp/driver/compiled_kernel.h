@@ -283,7 +283,8 @@ class CompiledKernel {
   LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
              const LaunchTarget& target, bool timed = false);
-  double execute(const Prepared& prepared, const std::vector<LaunchArg>& args);
+  // `keep_binary`: the program's binary goes to the disk cache (not for tuning's runs: ProgramCache).
+  double execute(const Prepared& prepared, const std::vector<LaunchArg>& args, bool keep_binary = true);
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
   // time (CUDA events), else NaN at once.
   double execute_cuda(const Prepared& prepared, const std::vector<LaunchArg>& args, void* stream, bool timed);

@@ -267,7 +267,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
             cuda_function(*prepared);
           else
             ProgramCache::instance().get(*target_device(*prepared),
-                                         opencl_source(prepared->own_programs).source, prepared->options);
+                                         opencl_source(prepared->own_programs).source, prepared->options,
+                                         /*keep=*/false);
         } catch (const std::exception&) {
           // timed below as a failure
         }
@@ -335,6 +336,16 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     time_all(warps);
   }
   record.chosen = chosen;
+  // The chosen candidate's binary to the disk cache, for the next process (built without: build_all).
+  if (!target.cuda) {
+    try {
+      auto prepared = prepare(bound, chosen, target);
+      ProgramCache::instance().get(*target_device(*prepared), opencl_source(prepared->own_programs).source,
+                                   prepared->options);
+    } catch (const std::exception&) {
+      // none was chosen that runs: the launch says why
+    }
+  }
   keep(record);
   DiskCache::instance().write("tuning", disk_key, tune::format_config(chosen));
   return chosen;

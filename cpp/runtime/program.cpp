@@ -101,8 +101,8 @@ ProgramCache& ProgramCache::instance() {
   return cache;
 }
 
-ClProgram ProgramCache::get(const Device& device, const std::string& source,
-                            const std::string& given_options) {
+ClProgram ProgramCache::get(const Device& device, const std::string& source, const std::string& given_options,
+                            bool keep) {
   // float32 `/` and `sqrt` correctly rounded where the device can (as torch
   // computes them), so results agree bit for bit on every such device.
   std::string options = device.info().correctly_rounded_divide_sqrt
@@ -110,27 +110,38 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source,
                             : given_options;
   if (!extra_opencl_options().empty()) options += " " + extra_opencl_options();
   auto key = std::make_tuple(device.context(), device.id(), options, source);
+  std::optional<ClProgram> found;  // built without its binary kept, which is asked for now
   {
     std::lock_guard lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+    if (auto it = programs_.find(key); it != programs_.end()) {
+      if (!keep || it->second.kept) return it->second.program;
+      it->second.kept = true;  // written below, once
+      found = it->second.program;
+    }
   }
-  // Built by an earlier process? Its binary is on disk under the device,
-  // the options and the source.
-  std::string disk_key = device.cache_key() + '\0' + options + '\0' + source;
+  // A binary is on disk under the device, the options and the source.
+  const std::string disk_key = device.cache_key() + '\0' + options + '\0' + source;
+  auto write_binary = [&](const ClProgram& program) {
+    if (std::string binary = program_binary(program.get()); !binary.empty())
+      DiskCache::instance().write("programs", disk_key, binary);
+  };
+  if (found) {
+    write_binary(*found);
+    return *found;
+  }
+  // Built by an earlier process?
   if (auto binary = DiskCache::instance().read("programs", disk_key)) {
     if (auto program = program_from_binary(device, *binary, options)) {
       std::lock_guard lock(mutex_);
       ++num_binary_loads_;
-      return programs_.emplace(key, *program).first->second;
+      return programs_.emplace(key, Built{*program, true}).first->second.program;
     }
   }
   ClProgram program = build_program(device, source, options);
-  if (std::string binary = program_binary(program.get()); !binary.empty()) {
-    DiskCache::instance().write("programs", disk_key, binary);
-  }
+  if (keep) write_binary(program);
   std::lock_guard lock(mutex_);
   ++num_builds_;
-  return programs_.emplace(key, program).first->second;
+  return programs_.emplace(key, Built{program, keep}).first->second.program;
 }
 
 }  // namespace nt

@@ -41,15 +41,22 @@ class ProgramCache {
  public:
   static ProgramCache& instance();
 
-  // The built program for this key, building it on first use.
-  ClProgram get(const Device& device, const std::string& source, const std::string& options);
+  // The built program for this key, building it on first use. `keep`: its binary goes to the disk
+  // cache too, now or, for a program built without, at the first get() that asks. Tuning builds
+  // its candidates without: on PoCL, reading a program's binary compiles its kernels once more (for
+  // any work-group size), and only the chosen candidate's is read again by a later process.
+  ClProgram get(const Device& device, const std::string& source, const std::string& options,
+                bool keep = true);
   size_t num_builds() const { return num_builds_; }              // from source
   size_t num_binary_loads() const { return num_binary_loads_; }  // from the disk cache
 
  private:
   std::mutex mutex_;
-  std::map<std::tuple<cl_context, cl_device_id, std::string, std::string>, ClProgram>
-      programs_;  // a program retains its context
+  struct Built {
+    ClProgram program;  // retains its context
+    bool kept = false;  // its binary is in the disk cache
+  };
+  std::map<std::tuple<cl_context, cl_device_id, std::string, std::string>, Built> programs_;
   size_t num_builds_ = 0;
   size_t num_binary_loads_ = 0;
 };

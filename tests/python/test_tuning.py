@@ -105,6 +105,9 @@ def test_tuning_chooses_the_fastest_candidate_and_a_second_process_reuses_everyt
         assert times[chosen] == min(times.values()), name
     assert first["stats"]["timing_runs"] > 0
     assert first["stats"]["program_builds"] > 0
+    # Only the chosen candidates' binaries go to disk (on PoCL, reading a binary compiles once more).
+    kept = [f for f in (tmp_path / "programs").iterdir() if "." not in f.name]
+    assert len(kept) == len(first["reports"]) < sum(len(r[0]["candidates"]) for r in first["reports"].values())
 
     second = run(tmp_path)
     assert_correct(second)
