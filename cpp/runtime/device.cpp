@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/disk_cache.h"
 #include "support/errors.h"
 
 namespace nt {
@@ -278,6 +279,13 @@ cl_command_queue Device::queue() const {
 bool Device::shares_host_memory() {
   std::call_once(probed_, [this] {
     if (!info_.is_cpu) return;
+    // Probed once per device and driver (a build: a third of a cold first call), the answer kept
+    // with the program binaries.
+    const std::string key = "shares_host_memory|" + cache_key_;
+    if (auto known = DiskCache::instance().read("devices", key); known && (*known == "0" || *known == "1")) {
+      shares_host_memory_ = *known == "1";
+      return;
+    }
     const char* source =
         "__kernel void nt_probe(__global int* p) { p[get_global_id(0)] = 7 + (int)get_global_id(0); }";
     cl_int status = CL_SUCCESS;
@@ -306,6 +314,7 @@ bool Device::shares_host_memory() {
       for (int& v : host) v = 0;
     }
     shares_host_memory_ = shared;
+    DiskCache::instance().write("devices", key, shared ? "1" : "0");
   });
   return shares_host_memory_;
 }
