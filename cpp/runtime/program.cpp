@@ -88,6 +88,11 @@ std::optional<ClProgram> program_from_binary(const Device& device, const std::st
 
 }  // namespace
 
+bool pocl_kernel_cache_disabled() {
+  const char* cache = std::getenv("POCL_KERNEL_CACHE");
+  return cache && std::string(cache) == "0";
+}
+
 const std::string& extra_opencl_options() {
   static const std::string options = [] {
     const char* extra = std::getenv("NINETOOTHED_OPENCL_OPTIONS");
@@ -119,9 +124,13 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source, con
       found = it->second.program;
     }
   }
-  // A binary is on disk under the device, the options and the source.
+  // A binary is on disk under the device, the options and the source; on PoCL, its own kernel
+  // cache keeps what it built for the next process (reading a binary would compile the kernels once
+  // more, for any work-group size: a third of a build), unless POCL_KERNEL_CACHE=0 turns it off.
   const std::string disk_key = device.cache_key() + '\0' + options + '\0' + source;
+  const bool binaries = !device.info().is_pocl || pocl_kernel_cache_disabled();
   auto write_binary = [&](const ClProgram& program) {
+    if (!binaries) return;
     if (std::string binary = program_binary(program.get()); !binary.empty())
       DiskCache::instance().write("programs", disk_key, binary);
   };
@@ -130,7 +139,7 @@ ClProgram ProgramCache::get(const Device& device, const std::string& source, con
     return *found;
   }
   // Built by an earlier process?
-  if (auto binary = DiskCache::instance().read("programs", disk_key)) {
+  if (auto binary = binaries ? DiskCache::instance().read("programs", disk_key) : std::nullopt) {
     if (auto program = program_from_binary(device, *binary, options)) {
       std::lock_guard lock(mutex_);
       ++num_binary_loads_;
