@@ -279,8 +279,8 @@ cl_command_queue Device::queue() const {
 bool Device::shares_host_memory() {
   std::call_once(probed_, [this] {
     if (!info_.is_cpu) return;
-    // Probed once per device and driver (a build: a third of a cold first call), the answer kept
-    // with the program binaries.
+    // Probed once per device and driver (a kernel build), the answer kept in the disk cache for
+    // later processes.
     const std::string key = "shares_host_memory|" + cache_key_;
     if (auto known = DiskCache::instance().read("devices", key); known && (*known == "0" || *known == "1")) {
       shares_host_memory_ = *known == "1";

@@ -46,8 +46,8 @@ class ProgramCache {
 
   // The built program for this key, building it on first use. `keep`: its binary goes to the disk
   // cache too, now or, for a program built without, at the first get() that asks. Tuning builds
-  // its candidates without: on PoCL, reading a program's binary compiles its kernels once more (for
-  // any work-group size), and only the chosen candidate's is read again by a later process.
+  // its candidates without (a later process reads only the chosen one's). On PoCL no binary is
+  // kept: PoCL's own kernel cache keeps its builds (program.cpp).
   ClProgram get(const Device& device, const std::string& source, const std::string& options,
                 bool keep = true);
   size_t num_builds() const { return num_builds_; }              // from source
