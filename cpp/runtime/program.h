@@ -6,7 +6,8 @@
 // keeps built programs per (device, options, source) for the process (a
 // context may hold two devices: PoCL's pthread and basic, see device.h),
 // and their device binaries on disk (DiskCache, keyed by device, options and
-// source), so a kernel is built once per configuration, not once per process.
+// source; on PoCL, its own kernel cache does this), so a kernel is built once
+// per configuration, not once per process.
 #pragma once
 
 #include <map>
