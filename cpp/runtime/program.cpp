@@ -90,7 +90,7 @@ std::optional<ClProgram> program_from_binary(const Device& device, const std::st
 
 bool pocl_kernel_cache_disabled() {
   const char* cache = std::getenv("POCL_KERNEL_CACHE");
-  return cache && std::string(cache) == "0";
+  return cache && *cache != '1';  // PoCL reads any other value as off
 }
 
 const std::string& extra_opencl_options() {

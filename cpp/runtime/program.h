@@ -38,7 +38,8 @@ ClProgram build_program(const Device& device, const std::string& source, const s
 // and of the tuning cache's. Empty where unset.
 const std::string& extra_opencl_options();
 
-// POCL_KERNEL_CACHE=0: PoCL keeps no kernels between processes (ProgramCache keeps their binaries).
+// POCL_KERNEL_CACHE set to other than 1: PoCL keeps no kernels between processes (ProgramCache keeps
+// their binaries).
 bool pocl_kernel_cache_disabled();
 
 class ProgramCache {

@@ -203,6 +203,52 @@ def test_flash_attentions_p_is_read_from_registers():
     assert "NT_HELD_A" not in _attention_source().source  # OpenCL C stages p as before
 
 
+def scaled_rows_application(a, b, c):
+    # a dot's a a cast Let whose shape (BM, BK) is no dot's result: its layout is no mma one
+    accumulator = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        p = a[k] * 2.0
+        accumulator += ntl.dot(p.to(ntl.float16), b[k]) + ntl.sum(p, 1)[:, None]
+    c = accumulator  # noqa: F841
+
+
+def square_arrangement(a, w, c):
+    c_tiled = c.tile((BM, BN))
+    w_tiled = w.tile((BN, BN)).tile((-1, 1)).expand((c_tiled.shape[0], -1))
+    w_tiled.dtype = w_tiled.dtype.squeeze(1)
+    return a.tile((BM, BN)), w_tiled, c_tiled
+
+
+def in_place_application(a, w, c):
+    # x += dot(x, w): the dot accumulates into the array its a is read from
+    x = a * 1.0
+    for k in range(w.shape[0]):
+        x = x + ntl.dot(x.to(ntl.float16), w[k])
+    c = x  # noqa: F841
+
+
+def _held_cases():
+    f16, f32 = ninetoothed.float16, ninetoothed.float32
+    return {
+        "not_a_result_shape": ninetoothed.make(matmul_arrangement, scaled_rows_application,
+                                               (Tensor(2, dtype=f32), Tensor(2, dtype=f16), Tensor(2, dtype=f32))),
+        "in_place": ninetoothed.make(square_arrangement, in_place_application,
+                                     (Tensor(2, dtype=f32), Tensor(2, dtype=f16), Tensor(2, dtype=f32))),
+    }
+
+
+@pytest.mark.parametrize("case", ("not_a_result_shape", "in_place"))
+def test_dots_whose_a_cannot_be_read_from_registers_stage_it(case):
+    """A Let or local is read as a's fragments only where its layout is an mma one (its shape is a
+    dot result's) and the dot does not accumulate into it: otherwise it is staged, and the source
+    names no layout macro its layout lacks."""
+    source = _held_cases()[case].cuda_source
+    body = source[source.index("__global__"):]
+    assert not re.search(r"nt_pack_f16x2\(nt_(let|local)\d+\[", body)
+    assert "NT_HELD_A" not in body
+    assert "nt_ldmatrix_x4(nt_fa[nt_i], " in body
+
+
 needs_nvrtc = pytest.mark.skipif(not _core.nvrtc_available(), reason="NVRTC (libnvrtc.so) is not installed")
 
 
@@ -230,6 +276,14 @@ def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps):
     options = options.replace("-DBLOCK_M=32", f"-DBLOCK_M={blocks[0]}").replace("-DBLOCK_N=16", f"-DBLOCK_N={blocks[1]}")
     options += f" -DNT_WORK_ITEMS={32 * warps} -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
     assert len(_core.compile_cuda(compiled.cuda_source, options, architecture)) > 0
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("case", ("not_a_result_shape", "in_place"))
+def test_dots_whose_a_is_staged_build_with_nvrtc(case):
+    source = _held_cases()[case].cuda_source
+    options = "-DBM=64 -DBN=64 -DBK=32 -DNT_WORK_ITEMS=128 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
+    assert len(_core.compile_cuda(source, options, "sm_80")) > 0
 
 
 @needs_nvrtc

@@ -119,9 +119,10 @@ void Emitter::collect_mma_shapes() {
   for (const Value& dot : dots.dots) mma_shapes_.insert(shape_key(dot->type.shape));
   if (!d_.mma_async_staging) return;
   // Dots that may read their a from registers (registers_of_a()): a warp holds whole rows of it and
-  // of their result.
+  // of their result. Only where a's shape is a dot result's too (flash attention's p, q k's):
+  // other shapes' layouts are never mma ones.
   for (const Value& dot : dots.dots) {
-    if (!register_operand(dot)) continue;
+    if (!register_operand(dot) || !mma_shapes_.count(shape_key(dot->operands[0]->type.shape))) continue;
     row_warp_shapes_.insert(shape_key(dot->operands[0]->type.shape));
     row_warp_shapes_.insert(shape_key(dot->type.shape));
   }
@@ -160,7 +161,8 @@ HeldOperand Emitter::registers_of_a(const Value& dot) {
   if (!v) return held;
   const std::string& name = (*v)->kind == ValueKind::LetRef ? lets_.at((*v)->id) : locals_.at((*v)->id);
   const std::vector<Expr>& shape = dot->operands[0]->type.shape;
-  if (!is_distributed(name) || !aligned_layout(name, shape)) return held;
+  if (!row_warp_shapes_.count(shape_key(shape)) || !is_distributed(name) || !aligned_layout(name, shape))
+    return held;
   held.array = name;
   held.layout = tile_layout(shape);
   // Both layouts mma ones with whole rows a warp (row_warps: lower/program_layout.h) and as many
@@ -234,7 +236,8 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   const bool bt = stored_b.get() != b.get();
   std::string wgmma;  // this dot's condition for warpgroup MMAs (its operands' swizzle), or ""
   // a in registers (flash attention's p): staged only where they are not its fragments.
-  const HeldOperand held_a = mma.empty() || is_tf32(mma) ? HeldOperand{} : registers_of_a(v);
+  HeldOperand held_a = mma.empty() || is_tf32(mma) ? HeldOperand{} : registers_of_a(v);
+  if (held_a.array == result) held_a = {};  // x += dot(x, w): the mmas would change a as they read it
   if (mma.empty()) {
     A = as_array(a, dt, "a dot operand");
     B = as_array(b, dt, "a dot operand");
