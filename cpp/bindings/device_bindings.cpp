@@ -22,6 +22,7 @@ py::dict info_dict(const DeviceInfo& d) {
   out["name"] = d.name;
   out["version"] = d.version;
   out["is_cpu"] = d.is_cpu;
+  out["is_pocl"] = d.is_pocl;
   out["has_fp64"] = d.has_fp64;
   out["compute_units"] = d.compute_units;
   out["max_work_group_size"] = d.max_work_group_size;
