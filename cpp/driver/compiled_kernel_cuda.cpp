@@ -27,6 +27,43 @@ std::string place_of(int cuda_device) {
   return cuda_device < 0 ? std::string("cpu") : "cuda:" + std::to_string(cuda_device);
 }
 
+// Index arithmetic in int (NT_INDEX32; codegen/c/c_types.h's kIndexType), as Triton's int32
+// offsets, where `values` give every tensor's sizes and strides and each tensor's elements, the
+// memory they span and each level of its arrangement (what a flattened index reaches) lie
+// within 2^30: a block's offsets, even those masked past an edge, then stay far from int's
+// limit. Jagged tensors (offsets read from memory as long) and unknown sizes (a library's
+// general binaries) keep long.
+constexpr int64_t kIndex32Limit = int64_t{1} << 30;
+
+bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values) {
+  auto within = [&](const std::vector<Expr>& shape, int64_t& product) {
+    for (const Expr& size : shape) {
+      auto n = evaluate_int(size, values);
+      if (!n || *n < 0) return false;
+      product = std::min(product * std::max<int64_t>(*n, 1), kIndex32Limit + 1);
+    }
+    return product <= kIndex32Limit;
+  };
+  for (const PlanParam& p : params) {
+    if (p.scalar) continue;
+    if (p.jagged_dim >= 0 || p.stride_symbols.size() != p.source_shape.size()) return false;
+    int64_t elements = 1, span = 0, programs = 1, block = 1;
+    if (!within(p.source_shape, elements) || !within(p.outer_shape, programs) ||
+        !within(p.middle_shape, block) || !within(p.block_shape, block))
+      return false;
+    for (size_t d = 0; d < p.source_shape.size(); ++d) {
+      auto size = evaluate_int(p.source_shape[d], values);
+      auto stride = values.find(p.stride_symbols[d]);
+      if (!size || stride == values.end() || !stride->second.as_int()) return false;
+      const int64_t magnitude = std::abs(*stride->second.as_int());
+      if (magnitude > kIndex32Limit) return false;
+      span += std::max<int64_t>(*size - 1, 0) * magnitude;
+      if (span > kIndex32Limit) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string LaunchTarget::cache_key() const { return cuda ? cuda->cache_key() : opencl->cache_key(); }
@@ -157,6 +194,7 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const codegen::KernelSource
   build.options = "-DNT_WORK_ITEMS=" + std::to_string(items);
   if (pipelined) build.options += " -DNT_STAGES=" + std::to_string(stages);
   if (mma) build.options += " -DNT_MMA_LAYOUT -DNT_MMA_SYNC";
+  if (fits_index32(plan_.params, values)) build.options += " -DNT_INDEX32";
   return build;
 }
 
@@ -232,8 +270,9 @@ void CompiledKernel::add_cuda_image(std::string architecture, std::string option
 
 namespace {
 
-// `options` without the unit-stride macros (each an optimisation a general stride also serves).
-std::string without_unit_strides(const std::string& options) {
+// `options` without NT_INDEX32 and, with `unit_strides`, without the unit-stride macros: each an
+// optimisation that a binary built without it also serves.
+std::string without_specializations(const std::string& options, bool unit_strides) {
   const std::string prefix = "-D" + codegen::unit_stride_macro("");
   std::string out;
   size_t begin = 0;
@@ -241,9 +280,11 @@ std::string without_unit_strides(const std::string& options) {
     size_t end = options.find(' ', begin);
     if (end == std::string::npos) end = options.size();
     std::string_view word(options.data() + begin, end - begin);
-    if (!word.starts_with(prefix)) out.append(word).append(end < options.size() ? " " : "");
+    if (word != "-DNT_INDEX32" && !(unit_strides && word.starts_with(prefix)))
+      out.append(word).append(end < options.size() ? " " : "");
     begin = end + 1;
   }
+  while (out.ends_with(' ')) out.pop_back();
   return out;
 }
 
@@ -296,7 +337,8 @@ const CompiledKernel::CudaImage* CompiledKernel::find_cuda_image(const cuda::Cud
   auto architecture = image_architecture(device);
   if (!architecture) return nullptr;
   std::lock_guard lock(mutex_);
-  for (const std::string& wanted : {options, without_unit_strides(options)}) {
+  for (const std::string& wanted :
+       {options, without_specializations(options, false), without_specializations(options, true)}) {
     for (const CudaImage& image : cuda_images_)
       if (image.architecture == *architecture && image.options == wanted) return &image;
   }

@@ -61,11 +61,11 @@ std::string ProgramLayout::work_group_macros(std::string_view group_id, std::str
                                              std::string_view global_id) {
   return "#ifndef NT_WORK_ITEMS\n#define NT_WORK_ITEMS 1\n#endif\n"
          "#if NT_WORK_ITEMS > 1\n"
-         "#define NT_PROGRAM ((long)" +
-         std::string(group_id) + ")\n#define NT_LANE ((long)" + std::string(local_id) +
+         "#define NT_PROGRAM ((nt_index)" +
+         std::string(group_id) + ")\n#define NT_LANE ((nt_index)" + std::string(local_id) +
          ")\n"
          "#else\n"
-         "#define NT_PROGRAM ((long)" +
+         "#define NT_PROGRAM ((nt_index)" +
          std::string(global_id) +
          ")\n#define NT_LANE 0\n"
          "#endif\n";
@@ -74,12 +74,12 @@ std::string ProgramLayout::work_group_macros(std::string_view group_id, std::str
 std::string ProgramLayout::tile_macros(std::string_view barrier, std::string_view if_unrolls) {
   // The least power of two at least x (x <= 2^31), as a constant expression: array sizes
   // (a work-item's slots) depend on it.
-  std::string pow2ceil = "#define NT_POW2CEIL(x) (";
+  std::string pow2ceil = "#define NT_POW2CEIL(x) ((nt_index)(";
   for (int k = 0; k < 32; ++k) {
     std::string p = std::to_string(int64_t{1} << k) + "L";
     pow2ceil += "(x) <= " + p + " ? " + p + " : ";
   }
-  pow2ceil += "4294967296L)\n";
+  pow2ceil += "4294967296L))\n";
   return "#define NT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
          "#define NT_MAX(a, b) ((a) > (b) ? (a) : (b))\n" +
          pow2ceil + "#define NT_BARRIER() " + std::string(barrier) +
@@ -100,16 +100,16 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   // Columns: as many as the row has, up to the work-group, but no fewer than 16 (a 64-byte
   // run of floats) while the rows could use the rest: a 64 x 64 block takes 16 x 8 work-items
   // of 4 x 8 elements each, a 1 x 4096 one 128 x 1 of 32 elements each.
-  const std::string cyclic_tx = "NT_MAX(1L, NT_MIN((long)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
-                                "), NT_MAX(16L, (long)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))";
-  std::string out = def("ROWS", "(long)(" + rows + ")") + def("COLS", "(long)(" + columns + ")");
+  const std::string cyclic_tx = "NT_MAX(1, NT_MIN((nt_index)NT_WORK_ITEMS, NT_MIN(NT_POW2CEIL(NT_COLS" + n +
+                                "), NT_MAX(16, (nt_index)NT_WORK_ITEMS / NT_POW2CEIL(NT_ROWS" + n + ")))))";
+  std::string out = def("ROWS", "(nt_index)(" + rows + ")") + def("COLS", "(nt_index)(" + columns + ")");
   // NT_FULL: every work-item's every (row, column) lies in the block, so that nests need not test
   // them (a constant the compiler folds): the work-items fill whole rows of NT_TX, and the rows
   // and columns are multiples of NT_TY and NT_TX (in the mma layout, of its warps' tiles).
   const std::string cyclic_full = "NT_WORK_ITEMS % NT_TX" + n + " == 0 && NT_ROWS" + n + " % NT_TY" + n +
                                   " == 0 && NT_COLS" + n + " % NT_TX" + n + " == 0";
   if (!mma) {
-    return out + def("TX", cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+    return out + def("TX", cyclic_tx) + def("TY", "(nt_index)NT_WORK_ITEMS / NT_TX" + n) +
            def("FULL", cyclic_full) + def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
            def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n) + "#define " + name("VLANE") +
            " NT_LANE\n" + "#define " + name("ROW") + "(ty, r) ((ty) + NT_TY" + n + " * (r))\n" + "#define " +
@@ -118,55 +118,56 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   // The warps' grid: NT_WM the largest power of two whose 16-row tiles divide the block and that
   // leaves the warps' tiles at least as tall as wide (rows / NT_WM >= columns / NT_WN): a's
   // fragments are read two floats at a time, b's one, so taller tiles load fewer per step of k.
-  const std::string warps = "((long)NT_WORK_ITEMS / 32)";
-  std::string wm = "1L";
+  const std::string warps = "((nt_index)NT_WORK_ITEMS / 32)";
+  std::string wm = "1";
   for (int c = 2; c <= 32; c *= 2) {
     std::string k = std::to_string(c) + "L";
     wm = "(" + k + " <= " + warps + " && " + k + " * " + k + " * NT_COLS" + n + " <= " + warps +
-         " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16L * " + k + ") == 0) ? " + k + " : " + wm;
+         " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16 * " + k + ") == 0) ? " + k + " : " + wm;
   }
-  if (row_warps) wm = "NT_HELD_A && NT_ROWS" + n + " % (16L * " + warps + ") == 0 ? " + warps + " : " + wm;
+  if (row_warps) wm = "NT_HELD_A && NT_ROWS" + n + " % (16 * " + warps + ") == 0 ? " + warps + " : " + wm;
   std::string wgmma;
   if (warpgroups) {
     wgmma = "#ifdef NT_WGMMA\n" +
-            def("WGMMA", "NT_WORK_ITEMS % 128 == 0 && NT_ROWS" + n + " % (16L * " + warps +
+            def("WGMMA", "NT_WORK_ITEMS % 128 == 0 && NT_ROWS" + n + " % (16 * " + warps +
                              ") == 0 && NT_COLS" + n + " % 16 == 0") +
             "#else\n" + def("WGMMA", "0") + "#endif\n";
     wm = "NT_WGMMA" + n + " ? " + warps + " : " + wm;
   }
   out += "#ifdef NT_MMA_LAYOUT\n" + wgmma + def("WM", wm) +
-         def("WN", "NT_MAX(1L, " + warps + " / NT_WM" + n + ")") +
-         def("MMA", "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16L * NT_WM" + n +
-                        ") == 0 && NT_COLS" + n + " % (8L * NT_WN" + n + ") == 0") +
-         "#else\n" + (warpgroups ? def("WGMMA", "0") : "") + def("WM", "1L") + def("WN", "1L") +
+         def("WN", "NT_MAX(1, " + warps + " / NT_WM" + n + ")") +
+         def("MMA", "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16 * NT_WM" + n +
+                        ") == 0 && NT_COLS" + n + " % (8 * NT_WN" + n + ") == 0") +
+         "#else\n" + (warpgroups ? def("WGMMA", "0") : "") + def("WM", "1") + def("WN", "1") +
          def("MMA", "0") + "#endif\n";
   const std::string on = "NT_MMA" + n + " ? ";
-  out += def("TX", on + "4L * NT_WN" + n + " : " + cyclic_tx) + def("TY", "(long)NT_WORK_ITEMS / NT_TX" + n) +
+  out += def("TX", on + "4 * NT_WN" + n + " : " + cyclic_tx) +
+         def("TY", "(nt_index)NT_WORK_ITEMS / NT_TX" + n) +
          def("FULL", on + "NT_WORK_ITEMS / 32 == NT_WM" + n + " * NT_WN" + n + " : " + cyclic_full) +
          def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
          def("C", "(NT_COLS" + n + " + NT_TX" + n + " - 1) / NT_TX" + n);
   // Lane l of warp w is (ty, tx) = (8 (w / NT_WN) + l / 4, 4 (w % NT_WN) + l % 4).
-  out += def("VLANE", on + "(8L * (NT_LANE / 32 / NT_WN" + n + ") + NT_LANE % 32 / 4) * NT_TX" + n +
-                          " + 4L * (NT_LANE / 32 % NT_WN" + n + ") + NT_LANE % 4 : NT_LANE");
-  out += "#define " + name("ROW") + "(ty, r) (" + on + "16L * ((ty) / 8 + NT_WM" + n +
-         " * ((r) / 2)) + 8L * ((r) % 2) + (ty) % 8 : (ty) + NT_TY" + n + " * (r))\n";
-  out += "#define " + name("COL") + "(tx, c) (" + on + "8L * ((tx) / 4 + NT_WN" + n +
-         " * ((c) / 2)) + 2L * ((tx) % 4) + (c) % 2 : (tx) + NT_TX" + n + " * (c))\n";
+  out += def("VLANE", on + "(8 * (NT_LANE / 32 / NT_WN" + n + ") + NT_LANE % 32 / 4) * NT_TX" + n +
+                          " + 4 * (NT_LANE / 32 % NT_WN" + n + ") + NT_LANE % 4 : NT_LANE");
+  out += "#define " + name("ROW") + "(ty, r) (" + on + "16 * ((ty) / 8 + NT_WM" + n +
+         " * ((r) / 2)) + 8 * ((r) % 2) + (ty) % 8 : (ty) + NT_TY" + n + " * (r))\n";
+  out += "#define " + name("COL") + "(tx, c) (" + on + "8 * ((tx) / 4 + NT_WN" + n +
+         " * ((c) / 2)) + 2 * ((tx) % 4) + (c) % 2 : (tx) + NT_TX" + n + " * (c))\n";
   return out;
 }
 
 std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape,
                                                  bool work_group, std::string_view global_id) const {
   std::vector<std::string> lines;
-  lines.push_back(work_group ? "const long nt_pid_flat = NT_PROGRAM;"
-                             : "const long nt_pid_flat = " + std::string(global_id) + ";");
-  lines.push_back("long nt_program = nt_pid_flat;");
+  lines.push_back(work_group ? "const nt_index nt_pid_flat = NT_PROGRAM;"
+                             : "const nt_index nt_pid_flat = " + std::string(global_id) + ";");
+  lines.push_back("nt_index nt_program = nt_pid_flat;");
   for (size_t k = shape_.size(); k-- > 0;) {
     std::string digit = "nt_pid_" + std::to_string(k);
     if (k == 0) {
-      lines.push_back("const long " + digit + " = nt_program;");
+      lines.push_back("const nt_index " + digit + " = nt_program;");
     } else {
-      lines.push_back("const long " + digit + " = nt_program % (" + printed_shape[k] + ");");
+      lines.push_back("const nt_index " + digit + " = nt_program % (" + printed_shape[k] + ");");
       lines.push_back("nt_program /= (" + printed_shape[k] + ");");
     }
   }

@@ -191,7 +191,7 @@ TEST(KernelSource, UnitStrideInnerLoopsAreHintedToFullWidthVectors) {
   // the plain loop otherwise); the masked path's (the last loop) is not.
   EXPECT_NE(s.find("__builtin_nontemporal_store("), std::string::npos) << s;
   EXPECT_NE(s.find("#pragma clang loop vectorize_width(16)", s.find('\n', hint)), std::string::npos) << s;
-  EXPECT_EQ(s.find("vectorize_width", s.rfind("for (long e")), std::string::npos) << s;
+  EXPECT_EQ(s.find("vectorize_width", s.rfind("for (nt_index e")), std::string::npos) << s;
   std::string d = codegen::generate_opencl(lower::inline_lets(vector_add(Expr(64), DType::float64))).source;
   EXPECT_NE(d.find("#pragma clang loop vectorize_width(8)"), std::string::npos) << d;
   // float16 loads and stores keep the vectoriser's own width.

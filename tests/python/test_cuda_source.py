@@ -160,7 +160,7 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     KERNEL(q, k, v, 0.25, False, o, BLOCK_M=32, BLOCK_N=16)
     source = KERNEL._binder.last.cuda_source
     body = source[source.index("__global__"):]
-    loop = body.index("for (long nt_i")
+    loop = body.index("for (nt_index nt_i")
     staged = re.findall(r"half\* (nt_invariant\d+) = ", body)
     assert len(staged) == 1, staged
     fill = re.search(r"NT_STORE_HALF_LOCAL\(\(float\)\((nt_let\d+)\[\(nt_r\d+ \* NT_C\d+ \+ nt_c\d+\)\]\), [^;]*, "
@@ -268,13 +268,26 @@ def test_cuda_source_builds_with_nvrtc(name, warps, mma, architecture):
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("architecture, blocks, warps", (("sm_80", (64, 32), 4), ("sm_90a", (128, 64), 8)))
-def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps):
+@pytest.mark.parametrize("name", KERNELS)
+def test_cuda_source_builds_with_32_bit_indices(name):
+    # NT_INDEX32: a launch whose tensors lie within 2^30 elements computes its offsets in int.
+    make, options = KERNELS[name]
+    kernel = make()
+    options = configuration(kernel, options) + " -DNT_WORK_ITEMS=128 -DNT_INDEX32"
+    for mma in ("", " -DNT_MMA_LAYOUT -DNT_MMA_SYNC"):
+        assert len(_core.compile_cuda(kernel.cuda_source, options + mma, "sm_90a")) > 0
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("architecture, blocks, warps, index", (("sm_80", (64, 32), 4, ""),
+                                                                ("sm_90a", (128, 64), 8, ""),
+                                                                ("sm_90a", (128, 64), 8, " -DNT_INDEX32")))
+def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps, index):
     compiled = _attention_source()
     options = re.sub(r"-cl-mad-enable|-DNT_VECTOR_BYTES=\S+|-DNT_WORK_ITEMS=\S+|-DNT_MMA_\S+|-DNT_CPU", "",
                      compiled.last_options)
     options = options.replace("-DBLOCK_M=32", f"-DBLOCK_M={blocks[0]}").replace("-DBLOCK_N=16", f"-DBLOCK_N={blocks[1]}")
-    options += f" -DNT_WORK_ITEMS={32 * warps} -DNT_MMA_LAYOUT -DNT_MMA_SYNC"
+    options += f" -DNT_WORK_ITEMS={32 * warps} -DNT_MMA_LAYOUT -DNT_MMA_SYNC" + index
     assert len(_core.compile_cuda(compiled.cuda_source, options, architecture)) > 0
 
 
@@ -314,6 +327,35 @@ def test_mixed_devices_are_refused_by_name():
     x, z = torch.randn(10, device="cuda"), torch.empty(10, device="cuda")
     with pytest.raises(ValueError, match=r"one device: 'x' on cuda:0, 'y' on cpu, 'z' on cuda:0"):
         kernel(x, torch.randn(10), z)
+
+
+def fixed_add_arrangement(x, y, z):
+    return x.tile((1024,)), y.tile((1024,)), z.tile((1024,))
+
+
+@cuda
+def test_offsets_are_32_bit_only_where_the_tensors_allow():
+    """A launch whose tensors all lie within 2^30 elements builds with NT_INDEX32 (int offsets, as
+    Triton's); a tensor of more elements, or a view spanning more memory, keeps long offsets, and
+    its far elements are right."""
+    kernel = ninetoothed.make(fixed_add_arrangement, add_application,
+                              tuple(Tensor(1, dtype=ninetoothed.int8) for _ in range(3)))
+
+    def check(x, y):
+        z = torch.full_like(x, -128)
+        kernel(x, y, z)
+        torch.cuda.synchronize()
+        assert torch.equal(z, x + y)
+        return "-DNT_INDEX32" in kernel._binder.last.last_options.split()
+
+    small = [torch.randint(-50, 50, (4097,), dtype=torch.int8, device="cuda") for _ in range(2)]
+    assert check(*small)
+    n = 2**30 + 37  # one block past 2^30, partly full
+    big = [torch.randint(-50, 50, (n,), dtype=torch.int8, device="cuda") for _ in range(2)]
+    assert not check(*big)
+    # 600 elements 2^21 apart: few elements, but 1.2 GiB of memory between the first and the last
+    assert not check(*(b.as_strided((600,), (2**21,), 25) for b in big))
+    assert check(*small)  # and the small launch again: its own build, from the cache
 
 
 @cuda

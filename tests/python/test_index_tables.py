@@ -48,9 +48,9 @@ def test_flattened_matmul(dtype, a, b, k1, k2, n):
     tolerance = 1e-5 * (k1 * k2) ** 0.5 if dtype == torch.float32 else 1e-3
     torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance)
     body = _work_item_source(kernel.source)
-    k_loop = body.index("for (long nt_k")
-    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
-    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
+    k_loop = body.index("for (nt_index nt_k")
+    assert re.search(rf"nt_index nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
+    assert re.search(rf"nt_index nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
 
 
 def test_implicit_gemm_tables_leave_the_k_loop():
@@ -62,11 +62,11 @@ def test_implicit_gemm_tables_leave_the_k_loop():
         output.double(), F.conv2d(input.double(), filter.double(), padding=1), rtol=1e-5, atol=1e-5
     )
     body = _work_item_source(conv2d.source)
-    k_loop = body.index("for (long nt_k")
+    k_loop = body.index("for (nt_index nt_k")
     # The output positions' tables (rows of the GEMM) are filled once per program, before the
     # k loop; the reduction steps' (columns) inside it, once per step.
-    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
-    assert re.search(rf"long nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
+    assert re.search(rf"nt_index nt_tab\d+\[{BLOCK_SIZE_M.name}\];", body[:k_loop]), body
+    assert re.search(rf"nt_index nt_tab\d+\[{BLOCK_SIZE_K.name}\];", body[k_loop:]), body
     # Sizes the arrangement divides by are not known to be nonzero: their tables are guarded.
     assert re.search(r"nt_tab\d+\[e\d+\] = \(\(.*\) != 0\) \? ", body), body
 
@@ -117,16 +117,16 @@ def test_staged_gathers_read_tables_in_shared_memory():
         (Tensor(4, dtype=half), Tensor(4, dtype=half, shape_options={"constexpr": True}), Tensor(4, dtype=half)),
     )
     source = conv2d.cuda_source
-    k_loop = source.index("for (long nt_k")
-    assert re.search(r"long\* nt_tab\d+ = \(long\*\)\(nt_shared \+", source), source
-    fill = r"for \(long (nt_s[ij]\d+) = NT_LANE; \1 < {}; \1 \+= NT_WORK_ITEMS\) nt_tab\d+\[\1\] = "
+    k_loop = source.index("for (nt_index nt_k")
+    assert re.search(r"nt_index\* nt_tab\d+ = \(nt_index\*\)\(nt_shared \+", source), source
+    fill = r"for \(nt_index (nt_s[ij]\d+) = NT_LANE; \1 < {}; \1 \+= NT_WORK_ITEMS\) nt_tab\d+\[\1\] = "
     # The output positions' (rows of A) before the k loop, once per program; the reduction steps'
     # (columns of A, rows of the filter) once per step, inside it, for both operands.
     assert re.search(r"NT_BARRIER\(\);\n\s*" + fill.format(BLOCK_SIZE_M.name), source[:k_loop]), source
     assert re.search(fill.format(BLOCK_SIZE_K.name) + r"[^\n]*\n(.*\n)*?\s*NT_BARRIER\(\);", source[k_loop:])
     # What all of a work-item's elements share (its column, where the work-group is whole rows) is
     # read once, before the copies.
-    assert re.search(rf"const long nt_tab\d+_\d+ = nt_tab\d+\[NT_LANE % \({BLOCK_SIZE_K.name}\)\];", source)
+    assert re.search(rf"const nt_index nt_tab\d+_\d+ = nt_tab\d+\[NT_LANE % \({BLOCK_SIZE_K.name}\)\];", source)
     copies = _copy_lines(source)
     assert len(copies) == 4, source  # two operands, before the loop and in it
     for line in copies:
@@ -135,10 +135,18 @@ def test_staged_gathers_read_tables_in_shared_memory():
     if ninetoothed._core.nvrtc_available():  # and it builds, on tensor cores and off them
         defaults = conv2d._most_recent().default_config
         sizes = set(re.findall(r"ninetoothed_tensor_\d+_size_\d", source))
-        filter_sizes = sizes - set(re.findall(r"long (ninetoothed_tensor_\d+_size_\d)", source))  # constexpr
+        filter_sizes = sizes - set(re.findall(r"nt_index (ninetoothed_tensor_\d+_size_\d)", source))  # constexpr
         assert len(filter_sizes) == 4, filter_sizes
         constexprs = {"padding_h": 1, "padding_w": 1} | {name: 3 for name in filter_sizes}
         options = " ".join(f"-D{name}={value}" for name, value in (defaults | constexprs).items())
         options += " -DNT_WORK_ITEMS=128"
         for extra in ("", " -DNT_MMA_LAYOUT -DNT_MMA_SYNC -DNT_STAGES=3"):
             assert len(ninetoothed._core.compile_cuda(source, options + extra, "sm_90a")) > 0
+            assert len(ninetoothed._core.compile_cuda(source, options + extra + " -DNT_INDEX32", "sm_90a")) > 0
+        # NT_INDEX32 (a launch whose tensors lie within 2^30 elements) makes index arithmetic int: the
+        # divisions by sizes known only at launch, 64-bit without it, are 32-bit.
+        mma = " -DNT_MMA_LAYOUT -DNT_MMA_SYNC -DNT_STAGES=3"
+        wide, narrow = (ninetoothed._core.compile_cuda(source, options + mma + extra, "compute_90").decode()
+                        for extra in ("", " -DNT_INDEX32"))
+        assert re.search(r"\b(div|rem)\.s64\b", wide) and re.search(r"\b(div|rem)\.s32\b", narrow)
+        assert not re.search(r"\b(div|rem)\.s64\b", narrow)

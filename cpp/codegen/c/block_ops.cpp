@@ -134,8 +134,8 @@ void emit_combine(EmitContext& ctx, const Value& g) {
       ctx.emit_line(types[k] + " " + acc[k] + ";");
     }
     std::string len = ctx.index_c(simplify(length));
-    ctx.emit_open("for (long " + r + " = 0; " + r + " < " + len + "; ++" + r + ")");
-    ctx.emit_line("const long " + i + " = " + (reverse ? len + " - 1 - " + r : r) + ";");
+    ctx.emit_open("for (nt_index " + r + " = 0; " + r + " < " + len + "; ++" + r + ")");
+    ctx.emit_line("const nt_index " + i + " = " + (reverse ? len + " - 1 - " + r : r) + ";");
     Expr along = loop_var(i);
     for (size_t k = 0; k < n; ++k)
       ctx.emit_line("const " + types[k] + " " + x[k] + " = " + input_at(k, along) + ";");
@@ -222,12 +222,12 @@ void emit_sort(EmitContext& ctx, const Value& v) {
     const std::string priv(ctx.dialect().private_pointer);
     ctx.emit_line(priv + ct + "* nt_src = " + a + ";");
     ctx.emit_line(priv + ct + "* nt_dst = " + b + ";");
-    ctx.emit_line("for (long nt_i = 0; nt_i < " + n + "; ++nt_i) nt_src[nt_i] = " + in + "[" +
+    ctx.emit_line("for (nt_index nt_i = 0; nt_i < " + n + "; ++nt_i) nt_src[nt_i] = " + in + "[" +
                   at(shape, "nt_i") + "];");
-    ctx.emit_open("for (long nt_w = 1; nt_w < " + n + "; nt_w *= 2)");
-    ctx.emit_open("for (long nt_lo = 0; nt_lo < " + n + "; nt_lo += 2 * nt_w)");
-    ctx.emit_line("const long nt_mid = nt_min(nt_lo + nt_w, " + n + "), nt_hi = nt_min(nt_lo + 2 * nt_w, " +
-                  n + ");");
+    ctx.emit_open("for (nt_index nt_w = 1; nt_w < " + n + "; nt_w *= 2)");
+    ctx.emit_open("for (nt_index nt_lo = 0; nt_lo < " + n + "; nt_lo += 2 * nt_w)");
+    ctx.emit_line("const nt_index nt_mid = nt_min(nt_lo + nt_w, " + n +
+                  "), nt_hi = nt_min(nt_lo + 2 * nt_w, " + n + ");");
     ctx.emit_line("long nt_p = nt_lo, nt_q = nt_mid, nt_o = nt_lo;");
     ctx.emit_line("while (nt_p < nt_mid && nt_q < nt_hi) nt_dst[nt_o++] = (nt_src[nt_q] " + before +
                   " nt_src[nt_p]) ? nt_src[nt_q++] : nt_src[nt_p++];");
@@ -237,8 +237,8 @@ void emit_sort(EmitContext& ctx, const Value& v) {
     ctx.emit_line(priv + ct + "* nt_t = nt_src; nt_src = nt_dst; nt_dst = nt_t;");
     ctx.emit_close();
     std::string k = ctx.index_c(simplify(v->type.shape[axis]));
-    ctx.emit_line("for (long nt_i = 0; nt_i < " + k + "; ++nt_i) " + out + "[" + at(v->type.shape, "nt_i") +
-                  "] = nt_src[nt_i];");
+    ctx.emit_line("for (nt_index nt_i = 0; nt_i < " + k + "; ++nt_i) " + out + "[" +
+                  at(v->type.shape, "nt_i") + "] = nt_src[nt_i];");
     ctx.emit_close();
   });
   ctx.set_materialized(v, out);
@@ -257,7 +257,7 @@ void emit_gather(EmitContext& ctx, const Value& v) {
   std::string n = ctx.index_c(simplify(shape[v->axis]));
   ctx.each_index(index->type.shape, [&](const std::vector<Expr>& i) {
     std::string g = ctx.fresh_name("nt_g");
-    ctx.emit_line("const long " + g + " = clamp((long)(" + ctx.element(index, i) + "), 0L, (long)(" + n +
+    ctx.emit_line("const nt_index " + g + " = clamp((long)(" + ctx.element(index, i) + "), 0L, (long)(" + n +
                   ") - 1);");
     std::string flat;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -275,10 +275,10 @@ void emit_histogram(EmitContext& ctx, const Value& v) {
   std::string out = ctx.fresh_name("nt_hist");
   ctx.declare_array(out, v->type.shape, DType::int32, "a histogram");
   std::string bins = std::to_string(v->ints[0]);
-  ctx.emit_line("for (long nt_b = 0; nt_b < " + bins + "; ++nt_b) " + out + "[nt_b] = 0;");
+  ctx.emit_line("for (nt_index nt_b = 0; nt_b < " + bins + "; ++nt_b) " + out + "[nt_b] = 0;");
   ctx.each_index(x->type.shape, [&](const std::vector<Expr>& i) {
     std::string h = ctx.fresh_name("nt_h");
-    ctx.emit_line("const long " + h + " = " + ctx.element(x, i) + ";");
+    ctx.emit_line("const nt_index " + h + " = " + ctx.element(x, i) + ";");
     ctx.emit_line("if ((" + ctx.element(mask, i) + ") && " + h + " >= 0 && " + h + " < " + bins + ") ++" +
                   out + "[" + h + "];");
   });

@@ -29,6 +29,12 @@ std::string preambles(const Dialect& dialect, const std::string& kernels);
 std::string float8_decode(DType dtype, const std::string& byte);
 std::string float8_encode(DType dtype, const std::string& value);
 
+// The C type of index arithmetic (sizes, strides, offsets, coordinates, program and work-item
+// ids, loop counters), which each dialect's header defines: long, or int where a CUDA launch's
+// tensors all lie within 2^30 elements and it defines NT_INDEX32 (cuda_index32(), as Triton's
+// int32 offsets). Data of dtype int64 stays long.
+inline const std::string kIndexType = "nt_index";
+
 std::string compute_type(DType dtype);
 std::string storage_type(DType dtype);
 // The least (or greatest) value of an integer C type, as a C expression.

@@ -74,9 +74,9 @@ KernelSource Emitter::run() {
     std::string name = "nt_p" + std::to_string(i);
     params.push_back(std::string(d_.global_pointer) + storage_type(p.dtype) + "* " + name + "_data");
     out.args.push_back({KernelArg::Kind::Buffer, pi, -1, ""});
-    params.push_back("long " + name + "_offset");
+    params.push_back(kIndexType + " " + name + "_offset");
     out.args.push_back({KernelArg::Kind::Offset, pi, -1, ""});
-    params.push_back("long " + name + "_extent");
+    params.push_back(kIndexType + " " + name + "_extent");
     out.args.push_back({KernelArg::Kind::Extent, pi, -1, ""});
     prologue.push_back(std::string(d_.global_pointer) + storage_type(p.dtype) + "* " + name + " = " + name +
                        "_data + " + name + "_offset;");
@@ -85,16 +85,16 @@ KernelSource Emitter::run() {
       const Expr& size = src.shape()[d];
       if (size.is_var() && !size->attrs.constexpr_ && !size->attrs.meta && !declared_.count(size->name)) {
         declared_.insert(size->name);
-        params.push_back("long " + size->name);
+        params.push_back(kIndexType + " " + size->name);
         out.args.push_back({KernelArg::Kind::Size, pi, static_cast<int>(d), size->name});
       }
       std::string stride = src.stride_symbol(d)->name;
       if (declared_.count(stride)) continue;
       declared_.insert(stride);
-      params.push_back("long " + stride + "_arg");
+      params.push_back(kIndexType + " " + stride + "_arg");
       out.args.push_back({KernelArg::Kind::Stride, pi, static_cast<int>(d), stride});
       std::string macro = unit_stride_macro(stride);
-      prologue.push_back("const long " + stride + " = " + macro + " ? 1 : " + stride + "_arg;");
+      prologue.push_back("const nt_index " + stride + " = " + macro + " ? 1 : " + stride + "_arg;");
       unit_macros_.push_back(macro);
     }
     if (src.jagged_dim()) {  // the program's sequence: where it starts, how long it is
@@ -106,13 +106,13 @@ KernelSource Emitter::run() {
       params.push_back(std::string(d_.global_pointer) + "const long* " + name + "_seq_offsets");
       out.args.push_back({KernelArg::Kind::SequenceOffsets, pi, -1, ""});
       jagged_lines.push_back(
-          "const long " + b + " = " +
+          "const nt_index " + b + " = " +
           c(simplify(lower::jagged_sequence(p, layout_, env_, k_.own_programs.count(pi) > 0), env_)) + ";");
       jagged_lines.push_back("const int " + b + "_exists = 0 <= " + b + " && " + b + " < " +
                              c(src.shape()[0]) + ";");
-      jagged_lines.push_back("const long " + start + " = " + b + "_exists ? " + name + "_seq_offsets[" + b +
-                             "] : 0;");
-      jagged_lines.push_back("const long " + lower::jagged_seq_len(src)->name + " = " + b + "_exists ? " +
+      jagged_lines.push_back("const nt_index " + start + " = " + b + "_exists ? " + name + "_seq_offsets[" +
+                             b + "] : 0;");
+      jagged_lines.push_back("const nt_index " + lower::jagged_seq_len(src)->name + " = " + b + "_exists ? " +
                              name + "_seq_offsets[" + b + " + 1] - " + start + " : 0;");
     }
   }

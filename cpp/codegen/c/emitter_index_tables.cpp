@@ -161,8 +161,8 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
     std::string& once = tables_->once[name];
     if (once.empty()) {
       once = fresh(name + "_");
-      tables_->reads +=
-          std::string(tables_->indent * 2, ' ') + "const long " + once + " = " + name + "[" + index + "];\n";
+      tables_->reads += std::string(tables_->indent * 2, ' ') + "const nt_index " + once + " = " + name +
+                        "[" + index + "];\n";
     }
     return "(" + test + " ? " + once + " : " + read + ")";
   };
@@ -171,18 +171,18 @@ Expr Emitter::table_of(const Expr& part, size_t dim) {
   env_.set(r, bounds);
   if (found != scope->names.end()) return var(r);
   scope->names.emplace(key, name);
-  if (!guard.empty()) value = "(" + guard + ") ? (long)(" + value + ") : 0";
+  if (!guard.empty()) value = "(" + guard + ") ? (nt_index)(" + value + ") : 0";
   std::string pad(scope->indent * 2, ' ');
   if (group_) {  // in local memory, the work-items taking every NT_WORK_ITEMS-th entry
-    declare_local("long", name, extent, mul(tables_->shape[dim], 8));
+    declare_local("nt_index", name, extent, mul(tables_->shape[dim], 8));
     scope->shared = true;
-    scope->text += pad + "for (long " + e + " = NT_LANE; " + e + " < " + extent + "; " + e +
+    scope->text += pad + "for (nt_index " + e + " = NT_LANE; " + e + " < " + extent + "; " + e +
                    " += NT_WORK_ITEMS) " + name + "[" + e + "] = " + value + ";\n";
     return var(r);
   }
-  scope->text += pad + "long " + name + "[" + extent + "];\n";
-  scope->text += pad + "for (long " + e + " = 0; " + e + " < " + extent + "; ++" + e + ") " + name + "[" + e +
-                 "] = " + value + ";\n";
+  scope->text += pad + kIndexType + " " + name + "[" + extent + "];\n";
+  scope->text += pad + "for (nt_index " + e + " = 0; " + e + " < " + extent + "; ++" + e + ") " + name + "[" +
+                 e + "] = " + value + ";\n";
   private_bytes_ = add(private_bytes_, mul(tables_->shape[dim], 8));
   return var(read);
 }

@@ -74,7 +74,8 @@ int staged_size(DType dtype) { return dtype == DType::float32 ? 4 : 2; }
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value) {
   if (dtype == DType::float32) return array + "[" + at + "] = (float)(" + value + ");";
-  if (dtype == DType::float16) return "NT_STORE_HALF_LOCAL((float)(" + value + "), " + at + ", " + array + ");";
+  if (dtype == DType::float16)
+    return "NT_STORE_HALF_LOCAL((float)(" + value + "), " + at + ", " + array + ");";
   return array + "[" + at + "] = nt_float_to_bf16((float)(" + value + "));";
 }
 
@@ -111,13 +112,14 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   const std::string chunk = fresh("nt_chunk"), width = std::to_string(16 / staged_size(load->type.dtype));
   loaded_params_.insert(load->param);
-  open("for (long " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " + width +
-       "); " + chunk + " += NT_WORK_ITEMS)");
+  open("for (nt_index " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " +
+       width + "); " + chunk + " += NT_WORK_ITEMS)");
   // As in stage_block(): a work-item's column is the same at every copy where the work-group is
   // whole rows of chunks, so that only the row moves its addresses.
   const std::string per_row = "((" + columns + ") / " + width + ")";
-  line_("const long " + i->name + " = " + chunk + " / " + per_row + ", " + j->name + " = (NT_WORK_ITEMS % " +
-        per_row + " == 0 ? NT_LANE : " + chunk + ") % " + per_row + " * " + width + ";");
+  line_("const nt_index " + i->name + " = " + chunk + " / " + per_row + ", " + j->name +
+        " = (NT_WORK_ITEMS % " + per_row + " == 0 ? NT_LANE : " + chunk + ") % " + per_row + " * " + width +
+        ";");
   line_("nt_cp_async16(" + array + " + " + layout.at(i->name, j->name) + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
@@ -173,12 +175,12 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // (emitter_index_tables.cpp).
   const std::string whole_rows = "NT_WORK_ITEMS % (" + columns + ") == 0";
   with_group_tables(shape, {i->name, j->name}, {{}, {whole_rows, "NT_LANE % (" + columns + ")"}}, [&] {
-    open("for (long " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) + ") * (" +
-         columns + "); " + element + " += NT_WORK_ITEMS)");
+    open("for (nt_index " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) +
+         ") * (" + columns + "); " + element + " += NT_WORK_ITEMS)");
     // Where the work-group is whole rows of the block, a work-item's column is the same at every
     // element it copies: written as such, what depends on the column alone is computed once per
     // copy, out of the loop.
-    line_("const long " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" +
+    line_("const nt_index " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" +
           whole_rows + " ? NT_LANE : " + element + ") % (" + columns + ");");
     const bool was_fast = fast_;
     fast_ = false;

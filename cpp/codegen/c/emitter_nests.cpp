@@ -100,9 +100,9 @@ void Emitter::innermost_loop(const std::vector<Expr>& shape,
   std::string extent = c(simplify(shape[d], env_));
   if ((distribute_ || (group_ && !serial_)) &&
       d + 1 == shape.size()) {  // this work-item's elements: see run()
-    open("for (long " + v + " = NT_LANE; " + v + " < " + extent + "; " + v + " += NT_WORK_ITEMS)");
+    open("for (nt_index " + v + " = NT_LANE; " + v + " < " + extent + "; " + v + " += NT_WORK_ITEMS)");
   } else {
-    open("for (long " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")");
+    open("for (nt_index " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")");
   }
   std::streampos body_at = body_.tellp();
   loops(shape, body, d + 1, index, plain);

@@ -137,7 +137,7 @@ void Emitter::emit_assign(const Stmt& s) {
         });
         barrier();
       } else {
-        open("for (long i = 0; i < " + array_size(type.shape, "a local") + "; ++i)");
+        open("for (nt_index i = 0; i < " + array_size(type.shape, "a local") + "; ++i)");
         line_(name + "[i] = " + tmp + "[i];");
         close();
       }
@@ -252,7 +252,7 @@ void Emitter::emit_store_pointer(const Stmt& s) {
         pointers->type.shape, s->indices, nullptr,
         [&](const std::vector<Expr>& i) {
           std::string offset = fresh("nt_o");
-          line_("const long " + offset + " = " + elem(pointers, i) + ";");
+          line_("const nt_index " + offset + " = " + elem(pointers, i) + ";");
           std::string write = s->kind == StmtKind::AtomicAdd
                                   ? atomic_add_element(p, ptr, offset, elem(value, i))
                                   : store_element(p, ptr, offset, elem(value, i));
@@ -279,9 +279,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
   if (s->step->kind == ValueKind::Constant) step_value = s->step->expr.as_int();
   if (step_value && *step_value == 0) throw ValueError("range() arg 3 must not be zero");
   if (step_value)
-    cond = v + (*step_value > 0 ? " < " : " > ") + "(long)(" + stop + ")";
+    cond = v + (*step_value > 0 ? " < " : " > ") + "(nt_index)(" + stop + ")";
   else
-    cond = "(" + step + " > 0 ? " + v + " < (long)(" + stop + ") : " + v + " > (long)(" + stop + "))";
+    cond = "(" + step + " > 0 ? " + v + " < (nt_index)(" + stop + ") : " + v + " > (nt_index)(" + stop + "))";
   // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
   // iterations' copies start before the loop; `it` counts iterations.
   const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
@@ -294,9 +294,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
     close();
     close();
     it = fresh("nt_it");
-    line_("long " + it + " = 0;");
+    line_(kIndexType + " " + it + " = 0;");
   }
-  open("for (long " + v + " = " + start + "; " + cond + "; " + v + " += " + step +
+  open("for (nt_index " + v + " = " + start + "; " + cond + "; " + v + " += " + step +
        (it.empty() ? "" : ", ++" + it) + ")");
   if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant &&
       s->stop->kind == ValueKind::Constant) {

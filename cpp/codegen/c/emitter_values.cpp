@@ -30,7 +30,7 @@ Expr Emitter::index_expr(const Value& v) {
   if (v->kind == ValueKind::Constant) return v->expr;
   if (v->kind == ValueKind::LoopVar) return var(loop_vars_.at(v->name));
   std::string name = fresh("nt_i");
-  line_("const long " + name + " = (long)(" + elem(v, {}) + ");");
+  line_("const nt_index " + name + " = (nt_index)(" + elem(v, {}) + ");");
   return var(name);
 }
 
@@ -104,7 +104,7 @@ std::string Emitter::block_positions(const std::vector<Value>& operands, size_t 
   std::string mask;
   for (size_t d = 0; first + d < operands.size(); ++d) {
     std::string name = fresh("nt_at");
-    line_("const long " + name + " = " + elem(operands[first + d], index) + ";");
+    line_("const nt_index " + name + " = " + elem(operands[first + d], index) + ";");
     at.push_back(var(name));
     mask += std::string(d ? " && " : "") + "(ulong)" + name + " < (ulong)(" +
             c(simplify(a.block_shape[d], env_)) + ")";

@@ -40,17 +40,17 @@ void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::s
     line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
     close();
   };
-  line_("const long nt_wg = NT_LANE / 128;  // this thread's warpgroup");
+  line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
   hold();  // as they are now: wgmma.fence orders their earlier writes
   line_("NT_WGMMA_FENCE();");
   line_("NT_UNROLL");
-  open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
+  open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
   line_("const ulong nt_da = nt_wgmma_desc_k(" + A + ", nt_wgmma_offset(16L * NT_WM" + n +
         " * nt_i + 64L * nt_wg, nt_k0, " + la.rows + ", " + atom_a + "), " + atom_a + ");");
   line_("NT_UNROLL");
-  open("for (long nt_n0 = 0; nt_n0 < NT_COLS" + n + "; nt_n0 += " + width + ")");
+  open("for (nt_index nt_n0 = 0; nt_n0 < NT_COLS" + n + "; nt_n0 += " + width + ")");
   if (bt) {
     line_("const ulong nt_db = nt_wgmma_desc_k(" + B + ", nt_wgmma_offset(nt_n0, nt_k0, " + lb.rows + ", " +
           atom_b + "), " + atom_b + ");");

@@ -77,15 +77,16 @@ int Emitter::tile_layout(const std::vector<Expr>& shape) {
   std::string rows = "1";
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
   std::string columns = shape.empty() ? "1" : c(simplify(shape.back(), env_));
-  layout_macros_ += lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0,
-                                                      wgmma_shapes_.count(key) > 0, row_warp_shapes_.count(key) > 0);
+  layout_macros_ +=
+      lower::ProgramLayout::tile_layout(id, rows, columns, mma_shapes_.count(key) > 0,
+                                        wgmma_shapes_.count(key) > 0, row_warp_shapes_.count(key) > 0);
   layouts_.emplace(key, id);
   return id;
 }
 
 std::string Emitter::lane_coordinates(int layout, const std::string& tx, const std::string& ty) {
   std::string n = std::to_string(layout);
-  return "const long " + tx + " = NT_VLANE" + n + " % NT_TX" + n + ", " + ty + " = NT_VLANE" + n +
+  return "const nt_index " + tx + " = NT_VLANE" + n + " % NT_TX" + n + ", " + ty + " = NT_VLANE" + n +
          " / NT_TX" + n + ";";
 }
 
@@ -98,7 +99,7 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
   line_(lane_coordinates(std::stoi(n), tx, ty));
   line_("NT_UNROLL");
   open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
-  line_("const long " + row + " = NT_ROW" + n + "(" + ty + ", " + r + ");");
+  line_("const nt_index " + row + " = NT_ROW" + n + "(" + ty + ", " + r + ");");
   line_("NT_UNROLL");
   open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; ++" + col + ")");
   std::vector<Expr> index(shape.size());
@@ -111,17 +112,17 @@ void Emitter::tile_loops(const std::vector<Expr>& shape,
     env_.set_symbolic(names[d], Expr(0), sub(shape[d], 1));
     index[d] = var(names[d], attrs);
   }
-  line_("const long " + names.back() + " = NT_COL" + n + "(" + tx + ", " + col + ");");
+  line_("const nt_index " + names.back() + " = NT_COL" + n + "(" + tx + ", " + col + ");");
   open("if (NT_FULL" + n + " || (" + row + " < NT_ROWS" + n + " && " + names.back() + " < NT_COLS" + n +
        "))");
   // The row's digits over the leading sizes, the last fastest.
   std::string rest = row;
   for (size_t d = shape.size() - 1; d-- > 0;) {
     std::string size = c(simplify(shape[d], env_));
-    line_("const long " + names[d] + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+    line_("const nt_index " + names[d] + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
     if (d > 0) {
       std::string next = fresh("nt_rest");
-      line_("const long " + next + " = " + rest + " / (" + size + ");");
+      line_("const nt_index " + next + " = " + rest + " / (" + size + ");");
       rest = next;
     }
   }
@@ -189,7 +190,7 @@ void Emitter::declare_local(const std::string& type, const std::string& name, co
   else
     local_decls_.push_back(type + "* " + name + " = (" + type + "*)(" + base + ");");
   const std::string end = fresh("nt_local_end");
-  local_decls_.push_back("const long " + end + " = (" + start + " + (long)sizeof(" + type + ")" +
+  local_decls_.push_back("const nt_index " + end + " = (" + start + " + (long)sizeof(" + type + ")" +
                          (count.empty() ? "" : " * (" + count + ")") + " + 15) / 16 * 16;");
   local_end_ = end;
 }
@@ -359,13 +360,13 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (shuffles) {
     span = fresh("nt_span");
     const std::string tx_n = "NT_TX" + n;
-    const std::string in_warp = mma_shapes_.count(shape_key(shape)) ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n +
-                                                                          ", 4L) : NT_MIN(" + tx_n + ", 32L))"
-                                                                    : "NT_MIN(" + tx_n + ", 32L)";
-    line_("const long " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1L;");
+    const std::string in_warp = mma_shapes_.count(shape_key(shape))
+                                    ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n + ", 4) : NT_MIN(" + tx_n + ", 32))"
+                                    : "NT_MIN(" + tx_n + ", 32L)";
+    line_("const nt_index " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1;");
     open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
     line_("NT_UNROLL");
-    open("for (long " + s + " = 1; " + s + " < " + span + "; " + s + " *= 2)");
+    open("for (nt_index " + s + " = 1; " + s + " < " + span + "; " + s + " *= 2)");
     line_(acc + "[nt_r] = " +
           combine_c(fn, f, acc + "[nt_r]", "NT_SHUFFLE_XOR(" + acc + "[nt_r], " + s + ")") + ";");
     close();
@@ -378,7 +379,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (arg) line_(bests + "[nt_r * " + W + " + " + lane + "] = " + best + "[nt_r];");
   close();
   line_("NT_BARRIER();");
-  open("for (long " + s + " = NT_TX" + n + " / 2; " + s + (shuffles ? " >= " + span : " > 0") + "; " + s +
+  open("for (nt_index " + s + " = NT_TX" + n + " / 2; " + s + (shuffles ? " >= " + span : " > 0") + "; " + s +
        " /= 2)");
   open("if (" + tx + " < " + s + ")");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
@@ -392,7 +393,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (shuffles) close();
   open("if (" + tx + " == 0)");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  line_("const long nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");
+  line_("const nt_index nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");
   std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + " + lane + "]";
   if (shuffles) result = "(NT_TX" + n + " > " + span + " ? " + result + " : " + acc + "[nt_r])";
   line_("if (nt_row < NT_ROWS" + n + ") " + (scalar ? name : name + "[nt_row]") + " = (" + ct + ")" + result +
@@ -446,12 +447,12 @@ void Emitter::emit_reduce_group(const Value& v) {
               best = fresh("nt_best");
   barrier();
   open("");
-  line_("const long " + lanes + " = NT_MAX(1L, NT_MIN(NT_POW2CEIL(" + R +
-        "), NT_MAX(1L, (long)NT_WORK_ITEMS / NT_POW2CEIL(" + K + "))));");
-  line_("const long " + tr + " = NT_LANE % " + lanes + ", " + tk + " = NT_LANE / " + lanes + ";");
-  open("for (long " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += (long)NT_WORK_ITEMS / " + lanes +
-       ")");
-  line_("const long " + k + " = " + k0 + " + " + tk + ";");
+  line_("const nt_index " + lanes + " = NT_MAX(1, NT_MIN(NT_POW2CEIL(" + R +
+        "), NT_MAX(1, (nt_index)NT_WORK_ITEMS / NT_POW2CEIL(" + K + "))));");
+  line_("const nt_index " + tr + " = NT_LANE % " + lanes + ", " + tk + " = NT_LANE / " + lanes + ";");
+  open("for (nt_index " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += (nt_index)NT_WORK_ITEMS / " +
+       lanes + ")");
+  line_("const nt_index " + k + " = " + k0 + " + " + tk + ";");
   line_(at + " " + acc + " = " + init + ";");
   line_("int " + best + " = 0;");
   open("if (" + k + " < " + K + ")");
@@ -463,20 +464,20 @@ void Emitter::emit_reduce_group(const Value& v) {
     attrs.lower_bound = 0;
     for (size_t d = sizes.size(); d-- > 0;) {
       std::string name = fresh("e"), size = c(simplify(sizes[d], env_));
-      line_("const long " + name + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
+      line_("const nt_index " + name + " = " + (d == 0 ? rest : rest + " % (" + size + ")") + ";");
       env_.set(name, 0, std::nullopt);
       env_.set_symbolic(name, Expr(0), sub(sizes[d], 1));
       index[d] = var(name, attrs);
       if (d > 0) {
         std::string next = fresh("nt_rest");
-        line_("const long " + next + " = " + rest + " / (" + size + ");");
+        line_("const nt_index " + next + " = " + rest + " / (" + size + ");");
         rest = next;
       }
     }
     return index;
   };
   std::vector<Expr> outer = digits(k, kept);
-  open("for (long " + r + " = " + tr + "; " + r + " < " + R + "; " + r + " += " + lanes + ")");
+  open("for (nt_index " + r + " = " + tr + "; " + r + " < " + R + "; " + r + " += " + lanes + ")");
   std::vector<Expr> inner = digits(r, reduced);
   std::vector<Expr> full;
   size_t ko = 0, ri = 0;
@@ -499,7 +500,7 @@ void Emitter::emit_reduce_group(const Value& v) {
   line_(parts + "[NT_LANE] = " + acc + ";");
   if (arg) line_(best_parts + "[NT_LANE] = " + best + ";");
   line_("NT_BARRIER();");
-  open("for (long " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
+  open("for (nt_index " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
   open("if (" + tr + " < " + s + ")");
   const std::string partner = "[NT_LANE + " + s + "]";
   combine_partner(fn, f, parts + "[NT_LANE]", parts + partner, arg ? best_parts + "[NT_LANE]" : "",

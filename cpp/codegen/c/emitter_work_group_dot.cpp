@@ -326,16 +326,16 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
   }
   bool f = dtype_is_float(dt);
   open("");
-  open("for (long nt_k = 0; nt_k < " + K + "; ++nt_k)");
+  open("for (nt_index nt_k = 0; nt_k < " + K + "; ++nt_k)");
   line_(ct + " nt_a[NT_R" + n + "], nt_b[NT_C" + n + "];");
   line_("NT_UNROLL");
   open("for (int nt_r = 0; nt_r < NT_R" + n + "; ++nt_r)");
-  line_("const long nt_i = NT_ROW" + n + "(" + ty + ", nt_r);");
+  line_("const nt_index nt_i = NT_ROW" + n + "(" + ty + ", nt_r);");
   line_("nt_a[nt_r] = nt_i < " + M + " ? " + read(a, A, a16, la.at("nt_i", "nt_k")) + " : 0;");
   close();
   line_("NT_UNROLL");
   open("for (int nt_c = 0; nt_c < NT_C" + n + "; ++nt_c)");
-  line_("const long nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
+  line_("const nt_index nt_j = NT_COL" + n + "(" + tx + ", nt_c);");
   const std::string at_b = bt ? lb.at("nt_j", "nt_k") : lb.at("nt_k", "nt_j");
   line_("nt_b[nt_c] = nt_j < " + N + " ? " + read(b, B, b16, at_b) + " : 0;");
   close();
@@ -368,11 +368,11 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   // operand's layout puts them (wgmma's swizzle keeps 16-byte chunks whole).
   const std::string pa = "(" + la.pitch + ")", pb = "(" + lb.pitch + ")";
   // This lane's group g and thread t in the group; its warp's column wn (its row is in ty).
-  line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
+  line_("const nt_index nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
   if (a16 || b16) line_("const int nt_l = (int)(NT_LANE % 32);");
   // Unrolled, the fragments of one step load while the previous step's mmas run.
   line_("NT_UNROLL");
-  open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
+  open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
   line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns 2 t, 2 t + 1 and + 8.
   line_("NT_UNROLL");
@@ -394,7 +394,7 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
           la.at("(NT_ROW" + n + "(" + ty + ", 2 * nt_i) - nt_g + nt_l % 16)", "nt_k0 + nt_l / 16 * 8") +
           ");");
   } else {
-    line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
+    line_("const nt_index nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
           " + nt_k0 + 2 * nt_t, nt_q = nt_p + 8 * " + pa + ";");
     const char* at[4] = {"nt_p", "nt_q", "nt_p + 8", "nt_q + 8"};
     for (int r = 0; r < 4; ++r) {
@@ -426,7 +426,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   } else if (bt) {
     line_("NT_UNROLL");
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
-    line_("const long nt_p = (8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g) * " + pb + " + nt_k0 + 2 * nt_t;");
+    line_("const nt_index nt_p = (8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g) * " + pb +
+          " + nt_k0 + 2 * nt_t;");
     line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + 1]);");
     line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8], " + B + "[nt_p + 9]);");
     close();
@@ -446,7 +447,8 @@ void Emitter::emit_mma_steps(const std::string& type, int layout, const std::str
   } else {
     line_("NT_UNROLL");
     open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
-    line_("const long nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
+    line_("const nt_index nt_p = (nt_k0 + 2 * nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n +
+          " * nt_j) + nt_g;");
     line_("nt_fb[nt_j][0] = " + pack + "(" + B + "[nt_p], " + B + "[nt_p + " + pb + "]);");
     line_("nt_fb[nt_j][1] = " + pack + "(" + B + "[nt_p + 8 * " + pb + "], " + B + "[nt_p + 9 * " + pb +
           "]);");
@@ -477,9 +479,9 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
                               const std::string& K, const std::string& pitch_a, const std::string& pitch_b) {
   const std::string n = std::to_string(layout);
   const std::string pa = "(" + pitch_a + ")", pb = "(" + pitch_b + ")";
-  line_("const long nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
+  line_("const nt_index nt_g = " + ty + " % 8, nt_t = " + tx + " % 4, nt_wn = " + tx + " / 4;");
   line_("NT_UNROLL");
-  open("for (long nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 8)");
+  open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 8)");
   line_("uint nt_fa[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_fb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
   if (x3) line_("uint nt_la[NT_MAX(1L, NT_R" + n + " / 2)][4], nt_lb[NT_MAX(1L, NT_C" + n + " / 2)][2];");
   // A float as TF32 (and, for tf32x3, the TF32 of what that leaves).
@@ -495,7 +497,7 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
   // a's fragment of the warp's i-th 16 rows: rows g and g + 8, columns t and t + 4.
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  line_("const long nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
+  line_("const nt_index nt_p = NT_ROW" + n + "(" + ty + ", 2 * nt_i) * " + pa +
         " + nt_k0 + nt_t, nt_q = nt_p + 8 * " + pa + ";");
   const char* at[4] = {"nt_p", "nt_q", "nt_p + 4", "nt_q + 4"};
   for (int r = 0; r < 4; ++r) {
@@ -506,7 +508,7 @@ void Emitter::emit_tf32_steps(bool x3, int layout, const std::string& tx, const 
   // b's fragment of the warp's j-th 8 columns: column g, rows t and t + 4.
   line_("NT_UNROLL");
   open("for (int nt_j = 0; nt_j < NT_C" + n + " / 2; ++nt_j)");
-  line_("const long nt_p = (nt_k0 + nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
+  line_("const nt_index nt_p = (nt_k0 + nt_t) * " + pb + " + 8 * (nt_wn + NT_WN" + n + " * nt_j) + nt_g;");
   split(B + "[nt_p]", "nt_fb[nt_j][0]", "nt_lb[nt_j][0]");
   split(B + "[nt_p + 4 * " + pb + "]", "nt_fb[nt_j][1]", "nt_lb[nt_j][1]");
   close();

@@ -18,6 +18,25 @@ typedef unsigned int uint;
 typedef unsigned long ulong;
 typedef unsigned short half;  // float16 storage: loads and stores convert (vload_half)
 #define NT_D __device__ __forceinline__
+// Index arithmetic (codegen/c/c_types.h): 32-bit where the launch's tensors allow
+// (-DNT_NO_INDEX32 in NINETOOTHED_NVRTC_OPTIONS keeps it 64-bit, for comparisons).
+#if defined(NT_INDEX32) && !defined(NT_NO_INDEX32)
+typedef int nt_index;
+#else
+typedef long nt_index;
+#endif
+// The shared preamble's index helpers (long) in their arguments' common type too: C++ picks
+// these where an argument is an int index.
+template <class A, class B> NT_D auto nt_floordiv(A a, B b) -> decltype(a / b) {
+  const auto q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <class A, class B> NT_D auto nt_floormod(A a, B b) -> decltype(a % b) {
+  const auto r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <class A, class B> NT_D auto nt_min(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
+template <class A, class B> NT_D auto nt_max(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
 // Hopper's warpgroup MMAs where a tensor-core source is built for sm_90a (codegen/c/wgmma_ptx.h).
 #if defined(NT_MMA_SYNC) && defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(NT_NO_WGMMA)
 #define NT_WGMMA 1
