@@ -426,6 +426,15 @@ if __name__ == "__main__":
 
 
 _HOST_ONLY = r"""
+import ctypes
+
+# What the OpenCL drivers load themselves (NVIDIA's runs on libcuda, and so may PoCL's CUDA
+# device), before NineToothed is imported: libcuda counts only if it was not already there.
+opencl = ctypes.CDLL("libOpenCL.so.1")
+count = ctypes.c_uint(0)
+opencl.clGetPlatformIDs(0, None, ctypes.byref(count))
+drivers_load_libcuda = "libcuda" in open("/proc/self/maps").read()
+
 import numpy as np
 import ninetoothed
 from ninetoothed import Tensor
@@ -444,11 +453,11 @@ x, y = np.arange(1000, dtype=np.float32), np.ones(1000, dtype=np.float32)
 z = np.full(1000, np.nan, dtype=np.float32)
 kernel(x, y, z)
 assert (z == x + y).all()
-# NVIDIA's OpenCL driver itself runs on libcuda: the maps tell only where the OpenCL device is not NVIDIA's.
-nvidia_opencl = "NVIDIA" in ninetoothed.current_device()["platform"]
+# NVIDIA's OpenCL device itself runs on libcuda, whenever it opens it.
+drivers_load_libcuda = drivers_load_libcuda or "NVIDIA" in ninetoothed.current_device()["platform"]
 maps = open("/proc/self/maps").read()
 print("driver opened" if ninetoothed._core.cuda_driver_opened() else "driver not opened",
-      "libcuda loaded" if "libcuda" in maps and not nvidia_opencl else "no libcuda",
+      "libcuda loaded" if "libcuda" in maps and not drivers_load_libcuda else "no libcuda",
       "nvrtc loaded" if "nvrtc" in maps else "no nvrtc")
 """
 
