@@ -64,12 +64,17 @@ def pytest_configure(config):
 # (scripts/test.sh: pytest-xdist, --dist loadfile), so these start first, and no process is left
 # with one of them when the others are done.
 SLOWEST_FILES = (
-    "test_mma_layout.py",
     "test_program_layout.py",
-    "test_kernels_attention.py",
-    "test_ops_norms.py",
-    "test_local_memory_limits.py",
     "test_stress.py",
+    "test_kernels_dot.py",
+    "test_kernels_attention.py",
+    "test_mma_layout.py",
+    "test_cuda_tensor_cores.py",
+    "test_tuning.py",
+    "test_local_memory_limits.py",
+    "test_cuda_source.py",
+    "test_aot.py",
+    "test_ops_norms.py",
 )
 
 

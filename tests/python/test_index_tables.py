@@ -140,12 +140,11 @@ def test_staged_gathers_read_tables_in_shared_memory():
         constexprs = {"padding_h": 1, "padding_w": 1} | {name: 3 for name in filter_sizes}
         options = " ".join(f"-D{name}={value}" for name, value in (defaults | constexprs).items())
         options += " -DNT_WORK_ITEMS=128"
-        for extra in ("", " -DNT_MMA_LAYOUT -DNT_MMA_SYNC -DNT_STAGES=3"):
-            assert len(ninetoothed._core.compile_cuda(source, options + extra, "sm_90a")) > 0
-            assert len(ninetoothed._core.compile_cuda(source, options + extra + " -DNT_INDEX32", "sm_90a")) > 0
-        # NT_INDEX32 (a launch whose tensors lie within 2^30 elements) makes index arithmetic int: the
-        # divisions by sizes known only at launch, 64-bit without it, are 32-bit.
         mma = " -DNT_MMA_LAYOUT -DNT_MMA_SYNC -DNT_STAGES=3"
+        for extra in ("", mma + " -DNT_INDEX32"):
+            assert len(ninetoothed._core.compile_cuda(source, options + extra, "sm_90a")) > 0
+        # With NT_INDEX32 (a launch whose tensors lie within 2^30 elements) index arithmetic is int:
+        # the divisions by sizes known only at launch, 64-bit without it, are 32-bit (in the PTX).
         wide, narrow = (ninetoothed._core.compile_cuda(source, options + mma + extra, "compute_90").decode()
                         for extra in ("", " -DNT_INDEX32"))
         assert re.search(r"\b(div|rem)\.s64\b", wide) and re.search(r"\b(div|rem)\.s32\b", narrow)
