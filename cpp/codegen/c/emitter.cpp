@@ -207,8 +207,7 @@ void Emitter::close(const std::string& s) {
 
 std::string Emitter::fresh(const std::string& prefix) {
   std::string name = prefix + std::to_string(counter_++);
-  if (tables_) tables_->inner.insert(name);
-  for (TableScope& loop : loop_scopes_) loop.inner.insert(name);
+  tables_.note_declared(name);
   return name;
 }
 
@@ -216,7 +215,7 @@ std::string Emitter::c(const Expr& e) {
   for (const Expr& v : collect_vars(e)) {
     if (v->attrs.constexpr_ || v->attrs.meta) symbols_.emplace(v->name, v->attrs);
   }
-  return c_expr(tabulated(e), env_);
+  return c_expr(tables_.tabulated(e), env_);
 }
 
 std::string Emitter::array_size(const std::vector<Expr>& shape, const std::string& what,

@@ -8,7 +8,7 @@
 //   emitter.cpp              the kernel's parameters and prologue, output, arrays,
 //                            the context the block operations use (emit_context.h)
 //   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
-//   emitter_index_tables.cpp index arithmetic of one index variable, tabulated before a nest
+//   emitter_index_tables.cpp where index tables (index_tables.h) go: before which nests and loops
 //   emitter_transposed_pack.cpp a transposed dot operand packed by register transposes
 //   emitter_row_runs.cpp     flattened rows (an implicit GEMM's) packed and stored in runs
 //   emitter_prefetch.cpp     strips of 16: the next program's block prefetched, streamed stores
@@ -34,6 +34,7 @@
 #include "codegen/c/c_types.h"
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/emit_context.h"
+#include "codegen/c/index_tables.h"
 #include "codegen/c/kernel_source.h"
 #include "codegen/c/math_calls.h"
 #include "codegen/c/mma_operands.h"
@@ -66,7 +67,7 @@ enum class Mode {
   WorkGroup,    // on NT_WORK_ITEMS > 1 work-items in tile layouts, sharing through local memory
 };
 
-class Emitter : public EmitContext {
+class Emitter : public EmitContext, private IndexTables::Host {
  public:
   // `shared` (Mode::WorkGroup): the values (let_key(), local_key(), node_key()) to hold in local memory
   // though read only where they are computed; see misaligned().
@@ -189,51 +190,24 @@ class Emitter : public EmitContext {
   // float32, int32 or uint32 target of 16 MiB or more whose row starts at a 64-byte boundary), or "".
   std::string stream_test(const std::vector<Expr>& index);
 
-  // --- index tables (emitter_index_tables.cpp; Mode::WorkGroup: a staged gather's, in local memory)
+  // --- index tables (index_tables.h; where they go: emitter_index_tables.cpp) ----------
   //
-  // In a nest of two or more dimensions, a part of an element's offset or mask that depends on one
-  // of the nest's index variables alone and divides it (an unravelled flat index: an implicit GEMM's
-  // output position or reduction step) is computed once per value of that variable, into a table of
-  // longs, and read from it at each element: a 128 x 32 nest divides 160 times, not 4096 times. A
-  // table goes before the outermost loop statement enclosing the nest that leaves its part unchanged
-  // (an implicit GEMM's output positions: before its k loop), else before the nest. Nothing declared
-  // inside the nest may appear in a tabulated part; divisions not proved safe are guarded (the table
-  // holds 0 where a divisor is 0: the nest reads such a part only where its masks say so).
-  struct TableScope {
-    int indent = 0;                            // of the loop the tables go before
-    std::set<std::string> inner;               // names fresh() made inside it
-    std::map<std::string, std::string> names;  // a part (its C over `nt_e`, the extent) -> its table
-    std::string text;                          // the tables' declarations and loops
-    bool shared = false;                       // filled by the work-group: barriers around
-  };
-  struct IndexTables : TableScope {
-    std::vector<Expr> shape;           // the nest's shape
-    std::vector<std::string> index;    // the nest's index variables, outermost first
-    std::vector<std::string> extents;  // its extents as C ("" if known only at launch)
-    bool complete = false;             // every index variable is declared
-    // Mode::WorkGroup, per dimension, (test, index): where the test holds, a work-item's elements all
-    // have that index; each table's entry there is read once, before the nest (`reads`), into `once`.
-    std::vector<std::pair<std::string, std::string>> fixed;
-    std::string reads;
-    std::map<std::string, std::string> once;
-  };
   // Runs `emit` with what it writes held apart; then writes `before()` and that text.
   void written_after(const std::function<void()>& emit, const std::function<std::string()>& before);
   // Emits the nest `emit_nest` writes with tables for its shape `shape` before it.
   void with_index_tables(const std::vector<Expr>& shape, const std::function<void()>& emit_nest);
   // Emits the loop statement (or a k step's copies) `emit_loop` writes, its tables hoisted before it.
   void with_loop_scope(const std::function<void()>& emit_loop);
-  // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with tables;
-  // `fixed`: IndexTables::fixed.
+  // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with
+  // tables in local memory; `fixed`: per dimension, (test, index) where a work-item's elements all
+  // have that index (read once, into a register).
   void with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
                          const std::vector<std::pair<std::string, std::string>>& fixed,
                          const std::function<void()>& emit_nest);
-  std::string scope_text(const TableScope& scope) const;
-  // `e` with its tabulable parts read from tables (made here when new), inside a nest with tables.
-  Expr tabulated(const Expr& e);
-  Expr table_of(const Expr& part, size_t dim);
-  std::optional<IndexTables> tables_;
-  std::vector<TableScope> loop_scopes_;  // the loop statements being emitted, outermost first
+  // IndexTables::Host.
+  BoundsEnv& bounds() override { return env_; }
+  void declare_shared_table(const std::string& name, const std::string& count, Expr bytes) override;
+  void add_private_bytes(Expr bytes) override { private_bytes_ = add(private_bytes_, bytes); }
 
   // --- the work-group layout (Mode::WorkGroup) ---------------------------------
   //
@@ -580,6 +554,7 @@ class Emitter : public EmitContext {
   // Mode::WorkGroup (see "the work-group layout" above).
   const bool group_ = false;
   bool serial_ = false;                                    // emitting for work-item 0 alone
+  IndexTables tables_{*this, group_};                      // after group_, which it reads
   std::optional<Aligned> aligned_;                         // the innermost tile nest being emitted
   std::set<std::string> must_share_, misaligned_;          // value keys
   std::map<std::string, std::string> distributed_;         // array name -> value key

@@ -44,16 +44,13 @@ void Emitter::loops(const std::vector<Expr>& shape, const std::function<void(con
     aligned_ = saved;
     return;
   }
-  if (d == 0 && !group_ && !distribute_ && !tables_ && shape.size() >= 2) {
+  if (d == 0 && !group_ && !distribute_ && !tables_.in_nest() && shape.size() >= 2) {
     with_index_tables(shape, [&] { loops(shape, body, 0, index, plain); });
     return;
   }
   index.push_back(index_variable("e", shape[d]));
   std::string v = index.back()->name;
-  if (tables_ && !tables_->complete) {
-    tables_->index.push_back(v);
-    tables_->complete = index.size() == shape.size();
-  }
+  if (tables_.in_nest() && !tables_.complete()) tables_.add_index(v, index.size() == shape.size());
   if (d + 1 == shape.size() && vector_trees_) {
     const std::vector<Value>* trees = vector_trees_;
     vector_trees_ = nullptr;  // the innermost loop of this nest only

@@ -102,8 +102,7 @@ void Emitter::row_run_chunks(const std::vector<Expr>& shape, const Expr& m, cons
                              const std::function<void(const std::string& at)>& run,
                              const std::function<void()>& each) {
   with_index_tables(shape, [&] {
-    tables_->index = {m->name, k->name};
-    tables_->complete = true;
+    tables_.set_index({m->name, k->name});
     const std::string M = c(simplify(shape[0], env_)), K = c(simplify(shape[1], env_));
     const std::string m0 = fresh("nt_m0"), rbase = fresh("nt_rbase"), ok = fresh("nt_run");
     const std::string row = fresh("nt_row");

@@ -53,7 +53,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
   // where those before hold.
   std::string safe, guarded;
   std::vector<Expr> conditions = a.conditions_at(index, fast_);
-  if (group_ && tables_) {
+  if (group_ && tables_.in_nest()) {
     // A staged gather's (with_group_tables()): the conditions on one index variable alone as one, so
     // that an element reads one table entry for them, not one each. Joined only where the join is read
     // from a table (which guards its divisions), at the place of its first condition; elsewhere each
@@ -63,7 +63,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
     for (size_t n = 0; n < conditions.size(); ++n) {
       std::set<std::string> used;
       for (const Expr& v : collect_vars(conditions[n]))
-        if (std::count(tables_->index.begin(), tables_->index.end(), v->name)) used.insert(v->name);
+        if (std::count(tables_.index().begin(), tables_.index().end(), v->name)) used.insert(v->name);
       if (used.size() != 1) continue;
       only[n] = *used.begin();
       auto [at, first] = joined.emplace(only[n], conditions[n]);
@@ -71,7 +71,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
     }
     std::set<std::string> tabulable, placed;
     for (const auto& [name, cond] : joined)
-      if (tabulated(simplify(cond, env_))->kind == ExprKind::Var) tabulable.insert(name);
+      if (tables_.tabulated(simplify(cond, env_))->kind == ExprKind::Var) tabulable.insert(name);
     std::vector<Expr> in_order;
     for (size_t n = 0; n < conditions.size(); ++n) {
       if (!tabulable.count(only[n])) {
@@ -87,7 +87,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
     std::string s = c(e);
     if (s == "1") continue;
     if (s == "0") return "0";
-    if (unproved_divisors(tabulated(e), env_).empty()) {
+    if (unproved_divisors(tables_.tabulated(e), env_).empty()) {
       safe += (safe.empty() ? "" : " & ") + ("(" + s + ")");
     } else {
       guarded += " && " + s;
