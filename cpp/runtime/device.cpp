@@ -279,38 +279,28 @@ cl_command_queue Device::queue() const {
 bool Device::shares_host_memory() {
   std::call_once(probed_, [this] {
     if (!info_.is_cpu) return;
-    // Probed once per device and driver (a kernel build), the answer kept in the disk cache for
-    // later processes.
+    // Probed once per device and driver, the answer kept in the disk cache for later processes.
     const std::string key = "shares_host_memory|" + cache_key_;
     if (auto known = DiskCache::instance().read("devices", key); known && (*known == "0" || *known == "1")) {
       shares_host_memory_ = *known == "1";
       return;
     }
-    const char* source =
-        "__kernel void nt_probe(__global int* p) { p[get_global_id(0)] = 7 + (int)get_global_id(0); }";
-    cl_int status = CL_SUCCESS;
-    ClProgram program(clCreateProgramWithSource(context_.get(), 1, &source, nullptr, &status));
-    if (status != CL_SUCCESS ||
-        clBuildProgram(program.get(), 1, &device_, "", nullptr, nullptr) != CL_SUCCESS) {
-      return;
-    }
-    ClKernel kernel(clCreateKernel(program.get(), "nt_probe", &status));
-    if (status != CL_SUCCESS) return;
+    // A fill by the device (no kernel, so no compiler run: a cold first launch pays no build for
+    // it) into buffers over host memory, aligned and not: shared where the host sees it unmapped.
     alignas(128) int host[64] = {};
     bool shared = true;
-    for (int offset : {0, 1, 3}) {  // aligned, and not
+    cl_int status = CL_SUCCESS;
+    for (int offset : {0, 1, 3}) {
       ClMem memory(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 8 * sizeof(int),
                                   host + offset, &status));
       if (status != CL_SUCCESS) return;
-      cl_mem handle = memory.get();
-      size_t global = 8, local = 1;
-      if (clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &handle) != CL_SUCCESS ||
-          clEnqueueNDRangeKernel(queue(), kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr) !=
-              CL_SUCCESS ||
+      const int pattern = 7 + offset;
+      if (clEnqueueFillBuffer(queue(), memory.get(), &pattern, sizeof pattern, 0, 8 * sizeof(int), 0, nullptr,
+                              nullptr) != CL_SUCCESS ||
           clFinish(queue()) != CL_SUCCESS) {
         return;
       }
-      for (int i = 0; i < 8; ++i) shared = shared && host[offset + i] == 7 + i;
+      for (int i = 0; i < 8; ++i) shared = shared && host[offset + i] == pattern;
       for (int& v : host) v = 0;
     }
     shares_host_memory_ = shared;
