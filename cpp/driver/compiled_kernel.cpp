@@ -283,8 +283,6 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
   if (!plan_.meta_symbols.empty()) {
     for (const auto& [name, value] : values) bound.key += name + "=" + to_python(value) + ";";
     for (const std::string& o : options) bound.key += o + ";";
-    // Times measured on builds with other options (-cl-opt-disable) choose apart.
-    if (!extra_opencl_options().empty()) bound.key += "opencl_options=" + extra_opencl_options() + ";";
   }
   return bound;
 }

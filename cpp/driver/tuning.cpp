@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "driver/compiled_kernel.h"
+#include "runtime/cuda/nvrtc_compile.h"
 #include "runtime/disk_cache.h"
 #include "runtime/program.h"
 #include "support/interrupts.h"
@@ -140,6 +141,11 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   if (nothing_to_time && fixed.empty()) return {};
 
   std::string key = target.cache_key() + "|" + bound.key;
+  // Times measured on builds with the target's other options (-cl-opt-disable, -DNT_NO_HELD_A)
+  // choose apart.
+  if (const std::string extra = target.cuda ? cuda::extra_nvrtc_options() : extra_opencl_options();
+      !extra.empty())
+    key += (target.cuda ? "|nvrtc_options=" : "|opencl_options=") + extra;
   // A library's kernel times only the configurations it holds binaries of: its own choices.
   if (has_cuda_images()) key += "|prebuilt";
   if (plan_.num_warps) key += "|num_warps=" + std::to_string(plan_.num_warps);

@@ -349,6 +349,24 @@ def test_offsets_are_32_bit_only_where_the_tensors_allow():
 
 
 @cuda
+def test_nvrtc_options_tune_apart(monkeypatch):
+    """NINETOOTHED_NVRTC_OPTIONS changes what is built (-DNT_NO_HELD_A, -DNT_NO_INDEX32): a
+    configuration tuned without it is not taken with it, nor the other way round."""
+    kernel = make_add()
+    x, y = torch.randn(100_000, device="cuda"), torch.randn(100_000, device="cuda")
+    z = torch.empty_like(x)
+    kernel(x, y, z)
+    monkeypatch.setenv("NINETOOTHED_NVRTC_OPTIONS", "-DNT_NO_INDEX32")
+    kernel(x, y, z)
+    monkeypatch.delenv("NINETOOTHED_NVRTC_OPTIONS")
+    kernel(x, y, z)
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+    tunings = kernel.tuning_report()
+    assert len(tunings) == 2 and tunings[0]["key"] != tunings[1]["key"], tunings
+    assert "nvrtc_options=-DNT_NO_INDEX32" in tunings[1]["key"]
+
+
+@cuda
 @pytest.mark.parametrize("size", (1, 1000, 4097))
 def test_views_and_offsets_on_cuda(size):
     kernel = make_add()

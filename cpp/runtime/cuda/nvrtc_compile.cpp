@@ -36,14 +36,18 @@ struct ProgramHandle {
 
 size_t num_nvrtc_compiles() { return g_compiles; }
 
+std::string extra_nvrtc_options() {
+  const char* extra = std::getenv("NINETOOTHED_NVRTC_OPTIONS");
+  return extra ? extra : "";
+}
+
 std::string compile_cuda_image(const std::string& source, const std::string& given_options,
                                const std::string& architecture) {
   const NvrtcApi& api = nvrtc();
   // NINETOOTHED_NVRTC_OPTIONS: more options for every build, such as -lineinfo for a profiler's
   // view of the source (Nsight Compute's, docs/performance.md).
   std::string options = given_options;
-  if (const char* extra = std::getenv("NINETOOTHED_NVRTC_OPTIONS"); extra && *extra)
-    options += std::string(" ") + extra;
+  if (const std::string extra = extra_nvrtc_options(); !extra.empty()) options += " " + extra;
   const std::string key = architecture + "|nvrtc " + nvrtc_version() + "|" + options + "|" + source;
   if (auto cubin = DiskCache::instance().read("cuda-programs", key)) return *cubin;
 

@@ -17,6 +17,9 @@ namespace nt::cuda {
 std::string compile_cuda_image(const std::string& source, const std::string& options,
                                const std::string& architecture);
 
+// NINETOOTHED_NVRTC_OPTIONS: options added to every build ("" where unset).
+std::string extra_nvrtc_options();
+
 // Cubins compiled by NVRTC (not read from the disk cache) in this process.
 size_t num_nvrtc_compiles();
 
