@@ -348,22 +348,54 @@ def test_offsets_are_32_bit_only_where_the_tensors_allow():
     assert check(*small)  # and the small launch again: its own build, from the cache
 
 
+_TUNED_ADD = r"""
+import json
+import torch
+import ninetoothed
+from ninetoothed import Tensor
+
+
+def arrangement(x, y, z, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
+
+
+def application(x, y, z):
+    z = x + y  # noqa: F841
+
+
+kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+x, y = torch.randn(100_000, device="cuda"), torch.randn(100_000, device="cuda")
+z = torch.empty_like(x)
+kernel(x, y, z)
+assert torch.equal(z, x + y)
+(record,) = kernel.tuning_report()
+print(json.dumps({"key": record["key"], "from_disk": record["from_disk"]}))
+"""
+
+
 @cuda
-def test_nvrtc_options_tune_apart(monkeypatch):
+def test_nvrtc_options_tune_apart(tmp_path):
     """NINETOOTHED_NVRTC_OPTIONS changes what is built (-DNT_NO_HELD_A, -DNT_NO_INDEX32): a
     configuration tuned without it is not taken with it, nor the other way round."""
-    kernel = make_add()
-    x, y = torch.randn(100_000, device="cuda"), torch.randn(100_000, device="cuda")
-    z = torch.empty_like(x)
-    kernel(x, y, z)
-    monkeypatch.setenv("NINETOOTHED_NVRTC_OPTIONS", "-DNT_NO_INDEX32")
-    kernel(x, y, z)
-    monkeypatch.delenv("NINETOOTHED_NVRTC_OPTIONS")
-    kernel(x, y, z)
-    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
-    tunings = kernel.tuning_report()
-    assert len(tunings) == 2 and tunings[0]["key"] != tunings[1]["key"], tunings
-    assert "nvrtc_options=-DNT_NO_INDEX32" in tunings[1]["key"]
+    import json
+    import subprocess
+
+    script = tmp_path / "tuned_add.py"
+    script.write_text(_TUNED_ADD)
+
+    def tuning(**options):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), NINETOOTHED_CACHE_DIR=str(tmp_path / "cache"))
+        env.pop("NINETOOTHED_NVRTC_OPTIONS", None)
+        env.update(options)
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    plain = tuning()
+    other = tuning(NINETOOTHED_NVRTC_OPTIONS="-DNT_NO_INDEX32")
+    again = tuning()
+    assert not plain["from_disk"] and not other["from_disk"] and again["from_disk"]
+    assert "nvrtc_options=-DNT_NO_INDEX32" in other["key"] and "nvrtc_options" not in plain["key"]
 
 
 @cuda
