@@ -30,17 +30,19 @@ std::string place_of(int cuda_device) {
 // Index arithmetic in int (NT_INDEX32; codegen/c/c_types.h's kIndexType), as Triton's int32
 // offsets, where `values` give every tensor's sizes and strides and each tensor's elements, the
 // memory they span and each level of its arrangement (what a flattened index reaches) lie
-// within 2^30: a block's offsets, even those masked past an edge, then stay far from int's
-// limit. Jagged tensors (offsets read from memory as long) and unknown sizes (a library's
-// general binaries) keep long.
+// within 2^30. The offsets of elements a block holds past an edge (masked: never read or
+// written, since masks test coordinates) may still wrap, as Triton's do; values the kernel's
+// code sees (program ids, loop variables, offsets()) are int64 whatever this chooses. Jagged
+// tensors (offsets read from memory as long) and unknown sizes (a library's general binaries)
+// keep long.
 constexpr int64_t kIndex32Limit = int64_t{1} << 30;
 
 bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values) {
   auto within = [&](const std::vector<Expr>& shape, int64_t& product) {
     for (const Expr& size : shape) {
       auto n = evaluate_int(size, values);
-      if (!n || *n < 0) return false;
-      product = std::min(product * std::max<int64_t>(*n, 1), kIndex32Limit + 1);
+      if (!n || *n < 0 || *n > kIndex32Limit) return false;
+      product = std::min(product * std::max<int64_t>(*n, 1), kIndex32Limit + 1);  // at most 2^60 before
     }
     return product <= kIndex32Limit;
   };

@@ -319,6 +319,42 @@ def test_mixed_devices_are_refused_by_name():
         kernel(x, torch.randn(10), z)
 
 
+def mixed_index_arrangement(x, n, y):
+    return x.tile((64,)), n, y.tile((64,))
+
+
+def mixed_index_application(x, n, y):
+    # Program ids, loop variables and offsets are int64 values, whatever type the index arithmetic
+    # behind them has (int under NT_INDEX32): with an int64 scalar in min, max and clamp, and in
+    # products past int's range.
+    pid = ntl.program_id(0)
+    acc = ntl.minimum(pid, n) + ntl.clamp(pid, 0, n) + pid * pid * 3_000_000_000
+    for i in range(n):
+        acc = acc + ntl.maximum(i, n - 3) * 1_000_000_000
+    y = x + ntl.maximum(x.offsets(0), n) + acc  # noqa: F841
+
+
+def mixed_index_kernel():
+    i64 = ninetoothed.int64
+    return ninetoothed.make(mixed_index_arrangement, mixed_index_application,
+                            (Tensor(1, dtype=i64), Tensor(0, dtype=i64), Tensor(1, dtype=i64)))
+
+
+def test_index_values_stay_int64():
+    kernel = mixed_index_kernel()
+    x = torch.randint(-1000, 1000, (300,), dtype=torch.int64)
+    y = torch.full_like(x, -1)
+    n = 5
+    kernel(x, n, y)
+    pid = torch.arange(300) // 64
+    loop = sum(max(i, n - 3) * 1_000_000_000 for i in range(n))
+    expected = x + torch.clamp(torch.arange(300), min=n) + torch.clamp(pid, max=n) * 2 + pid * pid * 3_000_000_000 + loop
+    assert torch.equal(y, expected)
+    if _core.nvrtc_available():  # and it builds with int index arithmetic (mixed int and long)
+        options = "-DNT_WORK_ITEMS=128 -DNT_INDEX32"
+        assert len(_core.compile_cuda(kernel.cuda_source, options, "sm_80")) > 0
+
+
 def fixed_add_arrangement(x, y, z):
     return x.tile((1024,)), y.tile((1024,)), z.tile((1024,))
 

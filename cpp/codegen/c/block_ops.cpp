@@ -278,7 +278,7 @@ void emit_histogram(EmitContext& ctx, const Value& v) {
   ctx.emit_line("for (nt_index nt_b = 0; nt_b < " + bins + "; ++nt_b) " + out + "[nt_b] = 0;");
   ctx.each_index(x->type.shape, [&](const std::vector<Expr>& i) {
     std::string h = ctx.fresh_name("nt_h");
-    ctx.emit_line("const nt_index " + h + " = " + ctx.element(x, i) + ";");
+    ctx.emit_line("const long " + h + " = " + ctx.element(x, i) + ";");  // data: wide, then tested
     ctx.emit_line("if ((" + ctx.element(mask, i) + ") && " + h + " >= 0 && " + h + " < " + bins + ") ++" +
                   out + "[" + h + "];");
   });

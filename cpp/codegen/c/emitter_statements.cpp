@@ -252,7 +252,7 @@ void Emitter::emit_store_pointer(const Stmt& s) {
         pointers->type.shape, s->indices, nullptr,
         [&](const std::vector<Expr>& i) {
           std::string offset = fresh("nt_o");
-          line_("const nt_index " + offset + " = " + elem(pointers, i) + ";");
+          line_("const long " + offset + " = " + elem(pointers, i) + ";");  // data: a pointer's offset
           std::string write = s->kind == StmtKind::AtomicAdd
                                   ? atomic_add_element(p, ptr, offset, elem(value, i))
                                   : store_element(p, ptr, offset, elem(value, i));
@@ -274,14 +274,20 @@ void Emitter::emit_for(const Stmt& s) {
 void Emitter::emit_for_loop(const Stmt& s) {
   std::string v = fresh("nt_" + s->var + "_");
   std::string start = elem(s->start, {}), stop = elem(s->stop, {}), step = elem(s->step, {});
+  // The counter is index arithmetic (nt_index: int under NT_INDEX32) where the range is the
+  // kernel's shapes and constants; a range of run-time scalars or data keeps long.
+  const bool index_range = s->start->kind == ValueKind::Constant && s->stop->kind == ValueKind::Constant &&
+                           s->step->kind == ValueKind::Constant;
+  const std::string counter = index_range ? kIndexType : "long";
   std::string cond;
   std::optional<int64_t> step_value;
   if (s->step->kind == ValueKind::Constant) step_value = s->step->expr.as_int();
   if (step_value && *step_value == 0) throw ValueError("range() arg 3 must not be zero");
   if (step_value)
-    cond = v + (*step_value > 0 ? " < " : " > ") + "(nt_index)(" + stop + ")";
+    cond = v + (*step_value > 0 ? " < " : " > ") + "(" + counter + ")(" + stop + ")";
   else
-    cond = "(" + step + " > 0 ? " + v + " < (nt_index)(" + stop + ") : " + v + " > (nt_index)(" + stop + "))";
+    cond = "(" + step + " > 0 ? " + v + " < (" + counter + ")(" + stop + ") : " + v + " > (" + counter +
+           ")(" + stop + "))";
   // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
   // iterations' copies start before the loop; `it` counts iterations.
   const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
@@ -296,7 +302,7 @@ void Emitter::emit_for_loop(const Stmt& s) {
     it = fresh("nt_it");
     line_(kIndexType + " " + it + " = 0;");
   }
-  open("for (nt_index " + v + " = " + start + "; " + cond + "; " + v + " += " + step +
+  open("for (" + counter + " " + v + " = " + start + "; " + cond + "; " + v + " += " + step +
        (it.empty() ? "" : ", ++" + it) + ")");
   if (step_value && *step_value > 0 && s->start->kind == ValueKind::Constant &&
       s->stop->kind == ValueKind::Constant) {

@@ -30,7 +30,7 @@ Expr Emitter::index_expr(const Value& v) {
   if (v->kind == ValueKind::Constant) return v->expr;
   if (v->kind == ValueKind::LoopVar) return var(loop_vars_.at(v->name));
   std::string name = fresh("nt_i");
-  line_("const nt_index " + name + " = (nt_index)(" + elem(v, {}) + ");");
+  line_("const long " + name + " = (long)(" + elem(v, {}) + ");");  // a value: its int64 whole
   return var(name);
 }
 
@@ -104,7 +104,7 @@ std::string Emitter::block_positions(const std::vector<Value>& operands, size_t 
   std::string mask;
   for (size_t d = 0; first + d < operands.size(); ++d) {
     std::string name = fresh("nt_at");
-    line_("const nt_index " + name + " = " + elem(operands[first + d], index) + ";");
+    line_("const long " + name + " = " + elem(operands[first + d], index) + ";");  // data: wide, then tested
     at.push_back(var(name));
     mask += std::string(d ? " && " : "") + "(ulong)" + name + " < (ulong)(" +
             c(simplify(a.block_shape[d], env_)) + ")";
@@ -216,8 +216,8 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
              load_element(p, "nt_p" + std::to_string(v->param), c(simplify(a.offset_at(at), env_))) + " : " +
              other_of(p) + ")";
     }
-    case ValueKind::LoopVar:
-      return loop_vars_.at(v->name);
+    case ValueKind::LoopVar:  // int64 values, whatever the index arithmetic's type (nt_index)
+      return "((long)" + loop_vars_.at(v->name) + ")";
     case ValueKind::LetRef:
       return element_of(lets_.at(v->id), v->type, index);
     case ValueKind::LocalRef:
@@ -274,7 +274,7 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
         if (v->op >= 0) at[v->op] = index[0];
       }
       Expr e = v->axis < 0 ? a.offset_at(at) : a.coordinate_at(v->axis, at);
-      return "(" + c(simplify(e, env_)) + ")";
+      return "((long)(" + c(simplify(e, env_)) + "))";
     }
     case ValueKind::PointerBase:
       return "0L";
@@ -289,7 +289,7 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
              load_element(p, ptr, offset) + " : " + elem(ops[2], index) + ")";
     }
     case ValueKind::ProgramId:
-      return "nt_pid_" + std::to_string(v->axis);
+      return "((long)nt_pid_" + std::to_string(v->axis) + ")";
     case ValueKind::Call:
     case ValueKind::Rearrange:
     case ValueKind::CombineArg:
