@@ -32,7 +32,7 @@ std::string place_of(int cuda_device) {
 // memory they span and each level of its arrangement (what a flattened index reaches) lie
 // within 2^30. The offsets of elements a block holds past an edge (masked: never read or
 // written, since masks test coordinates) may still wrap, as Triton's do; values the kernel's
-// code sees (program ids, loop variables, offsets()) are int64 whatever this chooses. Jagged
+// code sees (program ids, loop variables, offsets()) are widened to int64 where read. Jagged
 // tensors (offsets read from memory as long) and unknown sizes (a library's general binaries)
 // keep long.
 constexpr int64_t kIndex32Limit = int64_t{1} << 30;
