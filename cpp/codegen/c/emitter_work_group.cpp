@@ -362,7 +362,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
     const std::string tx_n = "NT_TX" + n;
     const std::string in_warp = mma_shapes_.count(shape_key(shape))
                                     ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n + ", 4) : NT_MIN(" + tx_n + ", 32))"
-                                    : "NT_MIN(" + tx_n + ", 32L)";
+                                    : "NT_MIN(" + tx_n + ", 32)";
     line_("const nt_index " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1;");
     open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
     line_("NT_UNROLL");
