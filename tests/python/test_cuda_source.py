@@ -363,7 +363,7 @@ def fixed_add_arrangement(x, y, z):
 def test_offsets_are_32_bit_only_where_the_tensors_allow():
     """A launch whose tensors all lie within 2^30 elements builds with NT_INDEX32 (int offsets, as
     Triton's); a tensor of more elements, or a view spanning more memory, keeps long offsets, and
-    its far elements are right."""
+    its far elements, past int's range, are right."""
     kernel = ninetoothed.make(fixed_add_arrangement, add_application,
                               tuple(Tensor(1, dtype=ninetoothed.int8) for _ in range(3)))
 
@@ -376,11 +376,12 @@ def test_offsets_are_32_bit_only_where_the_tensors_allow():
 
     small = [torch.randint(-50, 50, (4097,), dtype=torch.int8, device="cuda") for _ in range(2)]
     assert check(*small)
-    n = 2**30 + 37  # one block past 2^30, partly full
+    n = 2**31 + 37  # past int's range, the last block partly full
     big = [torch.randint(-50, 50, (n,), dtype=torch.int8, device="cuda") for _ in range(2)]
     assert not check(*big)
-    # two elements, but more than 2^30 bytes apart
-    assert not check(*(b.as_strided((2,), (2**30 + 1,), 3) for b in big))
+    # two elements, but more than 2^31 bytes apart
+    assert not check(*(b.as_strided((2,), (2**31 + 1,), 3) for b in big))
+    del big
     assert check(*small)  # and the small launch again: its own build, from the cache
 
 
