@@ -8,18 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "codegen/c/code_writer.h"
 #include "codegen/dialect.h"
 #include "ir/ir.h"
 
 namespace nt::codegen {
 
-class EmitContext {
+// Writing lines and blocks: CodeWriter's.
+class EmitContext : public CodeWriter {
  public:
-  virtual ~EmitContext() = default;
-
-  virtual void emit_line(const std::string& line) = 0;
-  virtual void emit_open(const std::string& head) = 0;  // `head {`, indented after
-  virtual void emit_close() = 0;                        // `}`
   virtual std::string fresh_name(const std::string& prefix) = 0;
   // An index expression (over loop variables and compile-time symbols), simplified, as C.
   virtual std::string index_c(const Expr& e) = 0;

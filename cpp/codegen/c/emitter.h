@@ -320,10 +320,6 @@ class Emitter : public EmitContext, private IndexTables::Host {
   void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
                        const std::string& acc, const std::string& A, const std::string& B,
                        const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
-  // The k loop of a 16-bit dot on Hopper's warpgroup MMAs, its operands in wgmma's atoms.
-  void emit_wgmma_steps(const std::string& type, int layout, const std::string& acc, const std::string& A,
-                        const std::string& B, const StagedLayout& la, const StagedLayout& lb,
-                        const std::string& K, bool bt);
   // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
   // the padding its rows take in the mma layout (`pad`).
   StagedLayout operand_layout(const Value& dot, int which, int& pad);

@@ -1,4 +1,5 @@
-// Dots on Hopper's warpgroup MMAs (NT_WGMMA: CUDA C built for sm_90a).
+// Dots on Hopper's warpgroup MMAs (NT_WGMMA: CUDA C built for sm_90a): which dots
+// (accumulated_dots()); their k loops are written by wgmma_ptx.h's write_wgmma_steps().
 //
 // In: a float16 or bfloat16 dot whose result is in an mma tile layout with NT_WGMMA<n> (NT_WN = 1,
 // NT_WM the warps, a multiple of 4: lower/program_layout.cpp) and whose operands are staged in
@@ -25,53 +26,6 @@
 namespace nt::codegen {
 
 using namespace nt::ir;
-
-void Emitter::emit_wgmma_steps(const std::string& type, int layout, const std::string& acc,
-                               const std::string& A, const std::string& B, const StagedLayout& la,
-                               const StagedLayout& lb, const std::string& K, bool bt) {
-  const std::string n = std::to_string(layout);
-  const std::string atom_a = "NT_WGMMA_ATOM(" + la.columns + ")";
-  const std::string atom_b = "NT_WGMMA_ATOM(" + lb.columns + ")";
-  const std::string width = "NT_WGMMA_N(NT_COLS" + n + ")";
-  // The accumulators' registers, read and written only after what came before (the wait).
-  auto hold = [&] {
-    line_("NT_UNROLL");
-    open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
-    line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
-    close();
-  };
-  line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
-  hold();  // as they are now: wgmma.fence orders their earlier writes
-  line_("NT_WGMMA_FENCE();");
-  line_("NT_UNROLL");
-  open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
-  line_("NT_UNROLL");
-  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  line_("const ulong nt_da = nt_wgmma_desc_k(" + A + ", nt_wgmma_offset(16L * NT_WM" + n +
-        " * nt_i + 64L * nt_wg, nt_k0, " + la.rows + ", " + atom_a + "), " + atom_a + ");");
-  line_("NT_UNROLL");
-  open("for (nt_index nt_n0 = 0; nt_n0 < NT_COLS" + n + "; nt_n0 += " + width + ")");
-  if (bt) {
-    line_("const ulong nt_db = nt_wgmma_desc_k(" + B + ", nt_wgmma_offset(nt_n0, nt_k0, " + lb.rows + ", " +
-          atom_b + "), " + atom_b + ");");
-  } else {
-    line_("const ulong nt_db = nt_wgmma_desc_mn(" + B + ", nt_wgmma_offset(nt_k0, nt_n0, " + lb.rows + ", " +
-          atom_b + "), " + lb.rows + ", " + atom_b + ");");
-  }
-  // The first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
-  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n +
-                           ", nt_da, nt_db, " + (bt ? "0" : "1") + ");";
-  for (int w = 256; w > 16; w /= 2)
-    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) +
-          ") NT_WGMMA_" + type + "_" + std::to_string(w) + args);
-  line_("else NT_WGMMA_" + type + "_16" + args);
-  close();
-  close();
-  close();
-  line_("NT_WGMMA_COMMIT();");
-  line_("NT_WGMMA_WAIT(0);");
-  hold();
-}
 
 std::set<const StmtNode*> accumulated_dots(const Stmt& loop) {
   // The locals each statement of the body reads or assigns, nested ones too.

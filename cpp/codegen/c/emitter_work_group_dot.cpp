@@ -21,12 +21,13 @@
 // floats (emitter_mma_staging.cpp: 16-bit ones in half the shared memory; copied by cp.async
 // where whole rows are contiguous) and load 16-bit fragments with ldmatrix, from rows `pitch`
 // apart or from wgmma's swizzled atoms (StagedLayout::at()). A third way, for the dots of
-// wgmma shapes on Hopper: emit_wgmma_steps() (emitter_wgmma.cpp).
+// wgmma shapes on Hopper: write_wgmma_steps() (wgmma_ptx.h).
 #include <functional>
 #include <string>
 
 #include "codegen/c/emitter.h"
 #include "codegen/c/mma_ptx.h"
+#include "codegen/c/wgmma_ptx.h"
 
 namespace nt::codegen {
 
@@ -80,7 +81,7 @@ StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
   layout.rows = c(simplify(shape[0], env_));
   layout.columns = c(simplify(shape[1], env_));
   std::string padded = "NT_MMA" + n;
-  // 16-bit operands on Hopper's warpgroup MMAs: unpadded, in swizzled atoms (emit_wgmma_steps()).
+  // 16-bit operands on Hopper's warpgroup MMAs: unpadded, in swizzled atoms (write_wgmma_steps()).
   if (wgmma_shapes_.count(shape_key(dot->type.shape)) && (mma == "f16" || mma == "bf16")) {
     layout.swizzled =
         "NT_WGMMA" + n + " && (" + c(simplify(dot->operands[0]->type.shape[1], env_)) + ") % 16 == 0";
@@ -312,7 +313,7 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
           if (c != wgmma) wgmma = "(" + wgmma + ") && (" + c + ")";
         line_("#ifdef NT_WGMMA");
         open("if (" + wgmma + ")");
-        emit_wgmma_steps(mma, layout, acc, A, B, la, lb, K, bt);
+        write_wgmma_steps(*this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt});
         close("} else");
         line_("#endif");
         open("");

@@ -72,4 +72,54 @@ std::string wgmma_helpers() {
   return out;
 }
 
+void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
+  const std::string &type = steps.type, &acc = steps.acc, &A = steps.A, &B = steps.B, &K = steps.K;
+  const bool bt = steps.b_k_major;
+  const std::string n = std::to_string(steps.layout);
+  const std::string atom_a = "NT_WGMMA_ATOM(" + steps.A_columns + ")";
+  const std::string atom_b = "NT_WGMMA_ATOM(" + steps.B_columns + ")";
+  auto line_ = [&](const std::string& s) { out.emit_line(s); };
+  auto open = [&](const std::string& s) { out.emit_open(s); };
+  auto close = [&] { out.emit_close(); };
+  const std::string width = "NT_WGMMA_N(NT_COLS" + n + ")";
+  // The accumulators' registers, read and written only after what came before (the wait).
+  auto hold = [&] {
+    line_("NT_UNROLL");
+    open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
+    line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
+    close();
+  };
+  line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
+  hold();  // as they are now: wgmma.fence orders their earlier writes
+  line_("NT_WGMMA_FENCE();");
+  line_("NT_UNROLL");
+  open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
+  line_("NT_UNROLL");
+  open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+  line_("const ulong nt_da = nt_wgmma_desc_k(" + A + ", nt_wgmma_offset(16L * NT_WM" + n +
+        " * nt_i + 64L * nt_wg, nt_k0, " + steps.A_rows + ", " + atom_a + "), " + atom_a + ");");
+  line_("NT_UNROLL");
+  open("for (nt_index nt_n0 = 0; nt_n0 < NT_COLS" + n + "; nt_n0 += " + width + ")");
+  if (bt) {
+    line_("const ulong nt_db = nt_wgmma_desc_k(" + B + ", nt_wgmma_offset(nt_n0, nt_k0, " + steps.B_rows +
+          ", " + atom_b + "), " + atom_b + ");");
+  } else {
+    line_("const ulong nt_db = nt_wgmma_desc_mn(" + B + ", nt_wgmma_offset(nt_k0, nt_n0, " + steps.B_rows +
+          ", " + atom_b + "), " + steps.B_rows + ", " + atom_b + ");");
+  }
+  // The first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
+  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n +
+                           ", nt_da, nt_db, " + (bt ? "0" : "1") + ");";
+  for (int w = 256; w > 16; w /= 2)
+    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) +
+          ") NT_WGMMA_" + type + "_" + std::to_string(w) + args);
+  line_("else NT_WGMMA_" + type + "_16" + args);
+  close();
+  close();
+  close();
+  line_("NT_WGMMA_COMMIT();");
+  line_("NT_WGMMA_WAIT(0);");
+  hold();
+}
+
 }  // namespace nt::codegen

@@ -27,12 +27,33 @@
 //                               fragment is acc[base + (q / 2 % 2) C + 2 (q / 4) + q % 2];
 //   NT_ASYNC_PROXY_FENCE()      what this thread wrote to shared memory is seen by wgmma (no-op
 //                               without NT_WGMMA).
+//
+// write_wgmma_steps() writes a dot's k loop in them.
 #pragma once
 
 #include <string>
 
+#include "codegen/c/code_writer.h"
+
 namespace nt::codegen {
 
 std::string wgmma_helpers();
+
+// A dot's k loop on warpgroup MMAs, written to `out`: acc (tile layout `layout`'s slots, NT_WGMMA)
+// += a b over K (C) elements of k, 16 at a time. a is k-major in the staged array A, of A_rows
+// rows (C) in atoms of rows of A_columns; b is in B likewise, k-major where `b_k_major` (trans(x)
+// staged as x), else n-major (rows of k). `type`: f16 or bf16. Warpgroup g multiplies rows 64 g to
+// 64 g + 63 of each 16 NT_WM rows by all NT_COLS columns, in wgmma's of NT_WGMMA_N columns, and
+// waits for its group before the accumulators are read.
+struct WgmmaSteps {
+  std::string type;
+  int layout = 0;
+  std::string acc;
+  std::string A, A_rows, A_columns;
+  std::string B, B_rows, B_columns;
+  std::string K;
+  bool b_k_major = false;
+};
+void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps);
 
 }  // namespace nt::codegen
