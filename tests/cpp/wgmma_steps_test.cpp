@@ -5,24 +5,12 @@
 #include <string>
 
 #include "codegen/c/wgmma_ptx.h"
+#include "string_writer.h"
 
 namespace nt::codegen {
 namespace {
 
-class StringWriter : public CodeWriter {
- public:
-  void emit_line(const std::string& line) override { text += std::string(2 * indent, ' ') + line + "\n"; }
-  void emit_open(const std::string& head) override {
-    emit_line(head + " {");
-    ++indent;
-  }
-  void emit_close() override {
-    --indent;
-    emit_line("}");
-  }
-  std::string text;
-  int indent = 0;
-};
+using testing::StringWriter;
 
 WgmmaSteps steps(bool b_k_major) {
   return {

@@ -14,6 +14,7 @@ class CodeWriter {
   virtual void emit_line(const std::string& line) = 0;
   virtual void emit_open(const std::string& head) = 0;  // `head {`, indented after
   virtual void emit_close() = 0;                        // `}`
+  virtual void emit_else() = 0;                         // `} else {`, indented after
 };
 
 }  // namespace nt::codegen

@@ -261,6 +261,11 @@ void Emitter::emit_open(const std::string& s) { open(s); }
 
 void Emitter::emit_close() { close(); }
 
+void Emitter::emit_else() {
+  close("} else {");
+  ++indent_;
+}
+
 std::string Emitter::fresh_name(const std::string& prefix) { return fresh(prefix); }
 
 std::string Emitter::index_c(const Expr& e) { return c(simplify(e, env_)); }

@@ -297,29 +297,11 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // d_.mma_async_staging) for a tensor-core dot.
   std::string staged_operand(const Value& v, DType dtype, const StagedLayout& layout, int pad,
                              const std::string& prefix);
-  // The k loop of a tensor-core dot into the slots `acc` of tile layout `layout` (an mma one);
-  // `pairs`: a's rows are padded and aligned (pitched_operand()), read two floats at a time; `a16`,
-  // `b16`: staged in its own type (16-bit: ldmatrix); `bt`: b as rows of n (staged_value()); `held`:
-  // a's fragments read from registers instead (registers_of_a()).
-  void emit_mma_steps(const std::string& type, int layout, const std::string& tx, const std::string& ty,
-                      const std::string& acc, const std::string& A, const std::string& B,
-                      const std::string& K, const StagedLayout& la, const StagedLayout& lb, bool pairs,
-                      bool a16, bool b16, bool bt, const HeldOperand* held = nullptr);
   // `dot`'s a, held in registers in its own tile layout (register_operand(); CUDA C), or no array.
   HeldOperand registers_of_a(const Value& dot);
   // What operand `which` of tensor-core dot `dot` is staged from: b = trans(x) as x (rows copied as
   // they lie, read by ldmatrix without .trans) where 16-bit operands are staged in their own type.
   Value staged_value(const Value& dot, int which);
-  // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `n` (an mma one): `body` with the
-  // tile's four accumulator slots of `acc`, as the mma macros take them.
-  using MmaSlots = std::array<std::string, 4>;
-  void each_mma_tile(const std::string& n, const std::string& acc,
-                     const std::function<void(const MmaSlots& slots)>& body);
-  // The k loop of a TF32 dot (float32 operands, DotPrecision Tf32; `x3`: Tf32x3) on tensor cores,
-  // its fragments read as floats from `A` and `B` (rows `pitch_a`, `pitch_b` apart).
-  void emit_tf32_steps(bool x3, int layout, const std::string& tx, const std::string& ty,
-                       const std::string& acc, const std::string& A, const std::string& B,
-                       const std::string& K, const std::string& pitch_a, const std::string& pitch_b);
   // Where operand `which` (0: a, 1: b) of the tensor-core dot `dot` lies in local memory, and
   // the padding its rows take in the mma layout (`pad`).
   StagedLayout operand_layout(const Value& dot, int which, int& pad);
@@ -485,6 +467,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   void emit_line(const std::string& s) override;
   void emit_open(const std::string& s) override;
   void emit_close() override;
+  void emit_else() override;
   std::string fresh_name(const std::string& prefix) override;
   std::string index_c(const Expr& e) override;
   std::string element(const Value& v, const std::vector<Expr>& index) override;
