@@ -18,8 +18,11 @@
 //   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
 //   emitter_mma_staging.cpp  tensor-core operands staged in their own type (cp.async copies)
 //   emitter_pipeline.cpp     k loops loading tensor-core operands NT_STAGES - 1 iterations ahead
-//   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them
-//   emitter_wgmma.cpp        k loops' accumulations on Hopper's warpgroup MMAs (CUDA C, sm_90a)
+//   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them (their
+//                            k loops: mma_steps.h, wgmma_ptx.h's write_wgmma_steps())
+//   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
+// Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h and
+// write_wgmma_steps() (over code_writer.h's CodeWriter), block_ops.h (over EmitContext).
 #pragma once
 
 #include <array>
