@@ -21,8 +21,9 @@
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them (their
 //                            k loops: mma_steps.h, wgmma_ptx.h's write_wgmma_steps())
 //   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
-// Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h and
-// write_wgmma_steps() (over code_writer.h's CodeWriter), block_ops.h (over EmitContext).
+// Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h,
+// write_wgmma_steps() and reduction_c.h (over code_writer.h's CodeWriter), block_ops.h (over
+// EmitContext).
 #pragma once
 
 #include <array>
@@ -41,6 +42,7 @@
 #include "codegen/c/kernel_source.h"
 #include "codegen/c/math_calls.h"
 #include "codegen/c/mma_operands.h"
+#include "codegen/c/reduction_c.h"
 #include "codegen/dialect.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -424,14 +426,6 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // The operands packed into private arrays of the result's compute type (each converted
   // once per block), then the register-blocked micro-kernel (dot_kernel.h).
   void emit_dot(const Value& v, const std::string& result, bool accumulate);
-  // The start of a reduction's fold over elements of `in`.
-  static std::string reduce_init(ReduceFn fn, DType in);
-  // One step of a sum, max or min fold, as C.
-  static std::string combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value);
-  // One step of a work-group reduction's tree: `mine` folds in its partner's `theirs`; for argmax
-  // and argmin (`best_mine` not empty) the indices follow the values.
-  void combine_partner(ReduceFn fn, bool f, const std::string& mine, const std::string& theirs,
-                       const std::string& best_mine, const std::string& best_theirs);
   void emit_reduce(const Value& v);
   // A named private value (a Let or a local) of `type` set to `value`.
   // `key`: what the value goes by (let_key(), local_key(), node_key()) if it may stay with the work-items

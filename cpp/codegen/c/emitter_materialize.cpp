@@ -93,30 +93,6 @@ void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulat
   emit_dot_kernel(*this, d);
 }
 
-std::string Emitter::reduce_init(ReduceFn fn, DType in) {
-  bool f = dtype_is_float(in);
-  std::string xt = compute_type(in);
-  if (!f && xt == "int" && in == DType::boolean && fn != ReduceFn::Sum)  // a sum counts from 0
-    return fn == ReduceFn::Max || fn == ReduceFn::ArgMax ? "0" : "1";
-  switch (fn) {
-    case ReduceFn::Sum:
-      return "0";
-    case ReduceFn::Max:
-    case ReduceFn::ArgMax:
-      return f ? "-INFINITY" : limit_macro(xt, false);
-    case ReduceFn::Min:
-    case ReduceFn::ArgMin:
-      return f ? "INFINITY" : limit_macro(xt, true);
-  }
-  return "0";
-}
-
-std::string Emitter::combine_c(ReduceFn fn, bool f, const std::string& acc, const std::string& value) {
-  if (fn == ReduceFn::Sum) return "(" + acc + " + " + value + ")";
-  bool max = fn == ReduceFn::Max;
-  return std::string(f ? (max ? "fmax(" : "fmin(") : (max ? "max(" : "min(")) + acc + ", " + value + ")";
-}
-
 void Emitter::emit_reduce(const Value& v) {
   distributable_ = false;
   if (group_ && !serial_) {

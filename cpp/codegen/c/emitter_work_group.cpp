@@ -348,59 +348,14 @@ void Emitter::emit_reduce_rows(const Value& v) {
       },
       /*hint=*/false);
   std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), s = fresh("nt_s");
-  const std::string lane = "NT_VLANE" + n;  // the work-items of a row are consecutive in it
   line_(lane_coordinates(std::stoi(n), tx, ty));
-  // The work-items of a row are NT_TX consecutive ones. Where a warp's work-items exchange
-  // registers, the first `span` of them (those in one warp: work-item i's neighbours are i ^ 1,
-  // i ^ 2, ... in the layouts' lanes, up to 4 in the mma layout, whose next ones are other warps)
-  // combine by shuffles first; local memory takes the rest.
-  std::string span = "1";
+  // Across the row's work-items (reduction_c.h): by shuffles first where a warp's work-items
+  // exchange registers.
   static const std::set<std::string> shuffled = {"int", "uint", "long", "ulong", "float", "double"};
   const bool shuffles = d_.warp_shuffles && !arg && shuffled.count(at);
-  if (shuffles) {
-    span = fresh("nt_span");
-    const std::string tx_n = "NT_TX" + n;
-    const std::string in_warp = mma_shapes_.count(shape_key(shape))
-                                    ? "(NT_MMA" + n + " ? NT_MIN(" + tx_n + ", 4) : NT_MIN(" + tx_n + ", 32))"
-                                    : "NT_MIN(" + tx_n + ", 32)";
-    line_("const nt_index " + span + " = NT_WORK_ITEMS % 32 == 0 ? " + in_warp + " : 1;");
-    open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-    line_("NT_UNROLL");
-    open("for (nt_index " + s + " = 1; " + s + " < " + span + "; " + s + " *= 2)");
-    line_(acc + "[nt_r] = " +
-          combine_c(fn, f, acc + "[nt_r]", "NT_SHUFFLE_XOR(" + acc + "[nt_r], " + s + ")") + ";");
-    close();
-    close();
-  }
-  // Then a tree over the row's groups of `span` in local memory, all rows at once.
-  if (shuffles) open("if (NT_TX" + n + " > " + span + ")");
-  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  line_(parts + "[nt_r * " + W + " + " + lane + "] = " + acc + "[nt_r];");
-  if (arg) line_(bests + "[nt_r * " + W + " + " + lane + "] = " + best + "[nt_r];");
-  close();
-  line_("NT_BARRIER();");
-  open("for (nt_index " + s + " = NT_TX" + n + " / 2; " + s + (shuffles ? " >= " + span : " > 0") + "; " + s +
-       " /= 2)");
-  open("if (" + tx + " < " + s + ")");
-  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  const std::string slot = "[nt_r * " + W + " + " + lane, partner = slot + " + " + s + "]";
-  combine_partner(fn, f, parts + slot + "]", parts + partner, arg ? bests + slot + "]" : "",
-                  arg ? bests + partner : "");
-  close();
-  close();
-  line_("NT_BARRIER();");
-  close();
-  if (shuffles) close();
-  open("if (" + tx + " == 0)");
-  open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
-  line_("const nt_index nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");
-  std::string result = (arg ? bests : parts) + "[nt_r * " + W + " + " + lane + "]";
-  if (shuffles) result = "(NT_TX" + n + " > " + span + " ? " + result + " : " + acc + "[nt_r])";
-  line_("if (nt_row < NT_ROWS" + n + ") " + (scalar ? name : name + "[nt_row]") + " = (" + ct + ")" + result +
-        ";");
-  close();
-  close();
-  line_("NT_BARRIER();");
+  const std::string span = shuffles ? fresh("nt_span") : "";
+  write_row_combine(*this, {std::stoi(n), fn, f, arg, acc, best, parts, bests, tx, ty, s, span,
+                            mma_shapes_.count(shape_key(shape)) > 0, name, scalar, ct});
   close();
   materialized_[v.get()] = name;
 }
@@ -503,8 +458,8 @@ void Emitter::emit_reduce_group(const Value& v) {
   open("for (nt_index " + s + " = " + lanes + " / 2; " + s + " > 0; " + s + " /= 2)");
   open("if (" + tr + " < " + s + ")");
   const std::string partner = "[NT_LANE + " + s + "]";
-  combine_partner(fn, f, parts + "[NT_LANE]", parts + partner, arg ? best_parts + "[NT_LANE]" : "",
-                  arg ? best_parts + partner : "");
+  write_combine_partner(*this, fn, f, parts + "[NT_LANE]", parts + partner,
+                        arg ? best_parts + "[NT_LANE]" : "", arg ? best_parts + partner : "");
   close();
   line_("NT_BARRIER();");
   close();
@@ -515,20 +470,6 @@ void Emitter::emit_reduce_group(const Value& v) {
   close();
   close();
   materialized_[v.get()] = name;
-}
-
-void Emitter::combine_partner(ReduceFn fn, bool f, const std::string& mine, const std::string& theirs,
-                              const std::string& best_mine, const std::string& best_theirs) {
-  if (best_mine.empty()) {
-    line_(mine + " = " + combine_c(fn, f, mine, theirs) + ";");
-    return;
-  }
-  // The better value, and of equal ones the first index.
-  open("if (" + theirs + (fn == ReduceFn::ArgMax ? " > " : " < ") + mine + " || (" + theirs + " == " + mine +
-       " && " + best_theirs + " < " + best_mine + "))");
-  line_(mine + " = " + theirs + ";");
-  line_(best_mine + " = " + best_theirs + ";");
-  close();
 }
 
 bool Emitter::aligned_layout(const std::string& name, const std::vector<Expr>& shape) {
