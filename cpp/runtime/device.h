@@ -84,8 +84,8 @@ class Device {
   bool keeps_host_memory() const;
   // Does a CL_MEM_USE_HOST_PTR buffer on this device read and write the host
   // memory itself (no copies, so no map needed to see a kernel's writes)?
-  // Probed with a small kernel over aligned and unaligned memory, once per device and driver: the
-  // answer is kept in the disk cache ("devices").
+  // Probed by a device fill of buffers over aligned and unaligned host memory, once per device and
+  // driver: the answer is kept in the disk cache ("devices").
   bool shares_host_memory();
 
   // A buffer over host memory [data, data + bytes), on a device that keeps

@@ -31,7 +31,7 @@ std::string float8_encode(DType dtype, const std::string& value);
 
 // The C type of index arithmetic (sizes, strides, offsets, coordinates, program and work-item
 // ids, loop counters), which each dialect's header defines: long, or int where a CUDA launch's
-// tensors all lie within 2^30 elements and it defines NT_INDEX32 (cuda_index32(), as Triton's
+// tensors all lie within 2^30 elements and it defines NT_INDEX32 (fits_index32(), as Triton's
 // int32 offsets). Data of dtype int64 stays long.
 inline const std::string kIndexType = "nt_index";
 

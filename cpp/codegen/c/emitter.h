@@ -61,6 +61,10 @@ using namespace nt::ir;
 // Are all of `e`'s symbols constexpr or meta (known when a configuration is built)?
 bool is_compile_time(const Expr& e);
 
+// The C type of `loop`'s counter: index arithmetic (kIndexType, int under NT_INDEX32) where its
+// range is the kernel's shapes and constants; long where run-time scalars or data give it.
+std::string loop_counter_type(const Stmt& loop);
+
 // nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
 std::string transpose_helper(int w, const Dialect& dialect);
 

@@ -152,12 +152,12 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
 
 void Emitter::stage_ahead(const Stmt& loop, const std::vector<PipelinedOperand>& operands,
                           const std::string& index, const std::string& stop, const std::string& slot) {
-  const std::string ahead = fresh("nt_ahead");
-  line_("const nt_index " + ahead + " = " + index + ";");
+  const std::string ahead = fresh("nt_ahead"), counter = loop_counter_type(loop);  // as the loop's
+  line_("const " + counter + " " + ahead + " = " + index + ";");
   // No less than the loop's start, the step being positive (pipelined_operands()): its divisions
   // (a flattened (C R S) step's) print as `/` and `%` where their divisors are positive.
   if (loop->start->kind == ValueKind::Constant) env_.set(ahead, loop->start->expr.as_int(), std::nullopt);
-  open("if (" + ahead + " < (nt_index)(" + stop + "))");
+  open("if (" + ahead + " < (" + counter + ")(" + stop + "))");
   // The blocks' accesses at that index: this loop's variable read as `ahead`.
   auto saved = loop_vars_;
   loop_vars_[loop->var] = ahead;

@@ -271,14 +271,16 @@ void Emitter::emit_for(const Stmt& s) {
   with_loop_scope([&] { emit_for_loop(s); });
 }
 
+std::string loop_counter_type(const Stmt& loop) {
+  const bool index_range = loop->start->kind == ValueKind::Constant &&
+                           loop->stop->kind == ValueKind::Constant && loop->step->kind == ValueKind::Constant;
+  return index_range ? kIndexType : "long";
+}
+
 void Emitter::emit_for_loop(const Stmt& s) {
   std::string v = fresh("nt_" + s->var + "_");
   std::string start = elem(s->start, {}), stop = elem(s->stop, {}), step = elem(s->step, {});
-  // The counter is index arithmetic (nt_index: int under NT_INDEX32) where the range is the
-  // kernel's shapes and constants; a range of run-time scalars or data keeps long.
-  const bool index_range = s->start->kind == ValueKind::Constant && s->stop->kind == ValueKind::Constant &&
-                           s->step->kind == ValueKind::Constant;
-  const std::string counter = index_range ? kIndexType : "long";
+  const std::string counter = loop_counter_type(s);
   std::string cond;
   std::optional<int64_t> step_value;
   if (s->step->kind == ValueKind::Constant) step_value = s->step->expr.as_int();
