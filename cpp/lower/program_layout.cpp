@@ -121,7 +121,7 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   const std::string warps = "((nt_index)NT_WORK_ITEMS / 32)";
   std::string wm = "1";
   for (int c = 2; c <= 32; c *= 2) {
-    std::string k = std::to_string(c) + "L";
+    std::string k = std::to_string(c);
     wm = "(" + k + " <= " + warps + " && " + k + " * " + k + " * NT_COLS" + n + " <= " + warps +
          " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16 * " + k + ") == 0) ? " + k + " : " + wm;
   }
