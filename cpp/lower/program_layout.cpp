@@ -91,7 +91,7 @@ std::string ProgramLayout::tile_macros(std::string_view barrier, std::string_vie
 }
 
 std::string ProgramLayout::tile_layout(int id, const std::string& rows, const std::string& columns, bool mma,
-                                       bool warpgroups, bool row_warps) {
+                                       bool warpgroups, bool row_warps, const RowFamily* family) {
   std::string n = std::to_string(id);
   auto name = [&](const std::string& macro) { return "NT_" + macro + n; };
   auto def = [&](const std::string& macro, const std::string& value) {
@@ -126,6 +126,16 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
          " * NT_ROWS" + n + " && NT_ROWS" + n + " % (16 * " + k + ") == 0) ? " + k + " : " + wm;
   }
   if (row_warps) wm = "NT_HELD_A && NT_ROWS" + n + " % (16 * " + warps + ") == 0 ? " + warps + " : " + wm;
+  // A family's members take its head's grid of warps and columns of work-items, so that their rows lie
+  // alike; the head is an mma layout only where every member's columns fit its warps' tiles.
+  const bool member = family && family->head != id;
+  const std::string head = family ? std::to_string(family->head) : "";
+  if (member) wm = "NT_WM" + head;
+  std::string mma_test = "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16 * NT_WM" +
+                         n + ") == 0 && NT_COLS" + n + " % (8 * NT_WN" + n + ") == 0";
+  if (member) mma_test = "NT_MMA" + head;
+  for (const std::string& other : family ? family->other_columns : std::vector<std::string>{})
+    mma_test += " && (" + other + ") % (8 * NT_WN" + n + ") == 0";
   std::string wgmma;
   if (warpgroups) {
     wgmma = "#ifdef NT_WGMMA\n" +
@@ -135,13 +145,11 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
     wm = "NT_WGMMA" + n + " ? " + warps + " : " + wm;
   }
   out += "#ifdef NT_MMA_LAYOUT\n" + wgmma + def("WM", wm) +
-         def("WN", "NT_MAX(1, " + warps + " / NT_WM" + n + ")") +
-         def("MMA", "NT_WORK_ITEMS >= 32 && NT_WORK_ITEMS % 32 == 0 && NT_ROWS" + n + " % (16 * NT_WM" + n +
-                        ") == 0 && NT_COLS" + n + " % (8 * NT_WN" + n + ") == 0") +
-         "#else\n" + (warpgroups ? def("WGMMA", "0") : "") + def("WM", "1") + def("WN", "1") +
-         def("MMA", "0") + "#endif\n";
+         def("WN", "NT_MAX(1, " + warps + " / NT_WM" + n + ")") + def("MMA", mma_test) + "#else\n" +
+         (warpgroups ? def("WGMMA", "0") : "") + def("WM", "1") + def("WN", "1") + def("MMA", "0") +
+         "#endif\n";
   const std::string on = "NT_MMA" + n + " ? ";
-  out += def("TX", on + "4 * NT_WN" + n + " : " + cyclic_tx) +
+  out += def("TX", member ? "NT_TX" + head : on + "4 * NT_WN" + n + " : " + cyclic_tx) +
          def("TY", "(nt_index)NT_WORK_ITEMS / NT_TX" + n) +
          def("FULL", on + "NT_WORK_ITEMS / 32 == NT_WM" + n + " * NT_WN" + n + " : " + cyclic_full) +
          def("R", "(NT_ROWS" + n + " + NT_TY" + n + " - 1) / NT_TY" + n) +
@@ -154,6 +162,20 @@ std::string ProgramLayout::tile_layout(int id, const std::string& rows, const st
   out += "#define " + name("COL") + "(tx, c) (" + on + "8 * ((tx) / 4 + NT_WN" + n +
          " * ((c) / 2)) + 2 * ((tx) % 4) + (c) % 2 : (tx) + NT_TX" + n + " * (c))\n";
   return out;
+}
+
+std::string ProgramLayout::slice_layout(int id, int parent) {
+  const std::string n = std::to_string(id), p = std::to_string(parent);
+  auto def = [&](const std::string& macro, const std::string& value) {
+    return "#define NT_" + macro + n + " (" + value + ")\n";
+  };
+  return def("ROWS", "(nt_index)1") + def("COLS", "NT_ROWS" + p) + def("TX", "NT_TX" + p) +
+         def("TY", "NT_TY" + p) +
+         def("FULL", "NT_MMA" + p + " ? NT_WORK_ITEMS / 32 == NT_WM" + p + " * NT_WN" + p +
+                         " : NT_WORK_ITEMS % NT_TX" + p + " == 0 && NT_ROWS" + p + " % NT_TY" + p + " == 0") +
+         def("R", "1") + def("C", "NT_R" + p) + "#define NT_VLANE" + n + " NT_VLANE" + p + "\n" +
+         "#define NT_ROW" + n + "(ty, r) 0\n" + "#define NT_COL" + n + "(tx, c) NT_ROW" + p + "(NT_VLANE" +
+         p + " / NT_TX" + p + ", c)\n";
 }
 
 std::vector<std::string> ProgramLayout::prologue(const std::vector<std::string>& printed_shape,

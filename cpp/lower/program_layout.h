@@ -96,8 +96,26 @@ class ProgramLayout {
   // too, so that each warp holds whole rows: shapes whose values a dot reads from registers as
   // its a fragments, and that dot's result (flash attention's p and output: the rows of both
   // layouts are then the same work-items'). The source defines NT_HELD_A (0 with -DNT_NO_HELD_A).
+  //
+  // A row family: `row_warps` layouts of blocks with the same rows (flash attention's scores and
+  // output), whose rows lie alike in every configuration: its members take the NT_WM, NT_WN and
+  // NT_TX of its head (the member whose `family.head` is its own id), and the head is an mma layout
+  // only where the other members' columns (`other_columns`, C) divide into its warps' tiles too. Then
+  // a work-item holds the same rows, in the same row slots, of every member's blocks.
+  struct RowFamily {
+    int head = 0;                            // the head's layout id
+    std::vector<std::string> other_columns;  // the head's: the other members' columns
+  };
   static std::string tile_layout(int id, const std::string& rows, const std::string& columns,
-                                 bool mma = false, bool warpgroups = false, bool row_warps = false);
+                                 bool mma = false, bool warpgroups = false, bool row_warps = false,
+                                 const RowFamily* family = nullptr);
+  // The tile layout `id` of a row vector held as the rows of a row family's head `parent` (Triton's
+  // slice layouts): a 1 x rows block whose work-items each hold, in column slot c, the row that row
+  // slot c of `parent` holds. The work-items of a parent's row (NT_TX of them) hold the same
+  // elements: what reads the vector at a row of a member's block reads its own registers, and what
+  // would fold its elements across work-items must not walk this layout (it would count each NT_TX
+  // times).
+  static std::string slice_layout(int id, int parent);
   // The global and local work sizes for `num_programs` programs of `work_items` each.
   static size_t global_size(size_t num_programs, size_t work_items = 1) { return num_programs * work_items; }
   static size_t local_size(size_t work_items = 1) { return work_items; }

@@ -77,5 +77,25 @@ TEST(ReductionC, WithoutShufflesTheTreeTakesTheWholeRow) {
   EXPECT_EQ(t.rfind("NT_BARRIER();\n"), t.size() - std::string("NT_BARRIER();\n").size()) << t;
 }
 
+TEST(ReductionC, ARowHeldInItsSliceLayoutIsWrittenByEveryWorkItemOfTheRow) {
+  RowCombine r = row_sum("nt_span");
+  r.held = true;
+  StringWriter out;
+  write_row_combine(out, r);
+  const std::string& t = out.text;
+  EXPECT_EQ(out.indent, 0) << t;
+  // The tree's result, from the row's first work-item's partial, to every work-item of the row; a
+  // barrier before the partials are written again.
+  size_t gather = t.find("nt_acc[nt_r] = nt_parts[nt_r * NT_WORK_ITEMS + NT_VLANE5 - nt_tx];");
+  ASSERT_NE(gather, std::string::npos) << t;
+  EXPECT_EQ(t.find("NT_BARRIER();\n", gather), t.rfind("NT_BARRIER();\n")) << t;
+  // Every work-item writes its own slots, outside the tree's branch, with no test of its column.
+  size_t write = t.find("nt_red[nt_r] = (float)nt_acc[nt_r];");
+  ASSERT_NE(write, std::string::npos) << t;
+  EXPECT_LT(t.rfind("NT_BARRIER();\n"), write) << t;
+  EXPECT_FALSE(has(t, "if (nt_tx == 0)")) << t;
+  EXPECT_FALSE(has(t, "nt_red[nt_row]")) << t;
+}
+
 }  // namespace
 }  // namespace nt::codegen

@@ -203,6 +203,58 @@ def test_flash_attentions_p_is_read_from_registers():
     assert "NT_HELD_A" not in _attention_source().source  # OpenCL C stages p as before
 
 
+def test_flash_attentions_row_statistics_stay_in_registers():
+    """The running maximum and sum and alpha are row vectors of the blocks' rows: on CUDA C each is held
+    by the work-items that hold its rows of the blocks (a slice layout), the row reductions end in
+    their registers, and none of them is held in shared memory (OpenCL C holds them there, as before)."""
+    compiled = _attention_source()
+    source = compiled.cuda_source
+    slices = re.findall(r"#define NT_COL(\d+)\(tx, c\) NT_ROW(\d+)\(NT_VLANE\2 / NT_TX\2, c\)", source)
+    assert len(slices) == 1
+    # The family's other member takes the head's warps and work-items.
+    head = slices[0][1]
+    assert re.search(rf"#define NT_WM\d+ \(NT_WM{head}\)", source) and re.search(rf"#define NT_TX\d+ \(NT_TX{head}\)", source)
+    body = source[source.index("__global__"):]
+    assert len(re.findall(r"nt_red\d+\[nt_r\] = \(float\)nt_acc\d+\[nt_r\];", body)) == 2  # max and sum
+    assert "sizeof(float) * (BLOCK_M)" not in body  # no row vector in shared memory
+    assert "__local float nt_red" in compiled.source
+    assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", compiled.source)
+
+
+def row_vector_folded_application(q, k, v, scale, is_causal, o):
+    # attention whose row maximum is also folded to one value: its row vectors keep the plain layout
+    q_scaled = (q * scale).to(q.dtype)
+    accumulator = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    row_sum = ntl.full((q.shape[-2],), 1, dtype=ntl.float32)
+    row_max = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    for i in range(k.shape[0]):
+        scores = ntl.dot(q_scaled, ntl.trans(k[i]))
+        new_max = ntl.maximum(row_max, ntl.max(scores, 1))
+        p = ntl.exp(scores - new_max[:, None])
+        alpha = ntl.exp(row_max - new_max)
+        accumulator = accumulator * alpha[:, None] + ntl.dot(p.to(v.dtype), v[i])
+        row_sum = row_sum * alpha + ntl.sum(p, 1)
+        row_max = new_max
+    o = accumulator / row_sum[:, None] + ntl.max(row_max, 0)  # noqa: F841
+
+
+def test_row_vectors_folded_across_work_items_keep_the_plain_layout():
+    """A slice layout's row vector is held by every work-item of its row: a kernel that folds one
+    (here max(row_max)) would count it more than once there, so its row vectors keep the plain layout."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import test_kernels_attention as attention
+
+    kernel = ninetoothed.make(attention.arrangement, row_vector_folded_application,
+                              (attention._head_tensor(), attention._head_tensor(), attention._head_tensor(),
+                               Tensor(0), Tensor(0, constexpr=True), attention._head_tensor()))
+    q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
+    kernel(q, k, v, 0.25, False, torch.empty_like(q), BLOCK_M=32, BLOCK_N=16)
+    source = kernel._binder.last.cuda_source
+    assert "NT_HELD_A && NT_ROWS" in source  # p is still read from registers where the rows allow
+    assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", source)
+    assert not re.search(r"#define NT_WM\d+ \(NT_WM\d+\)", source)
+
+
 def scaled_rows_application(a, b, c):
     # a dot's a a cast Let whose shape (BM, BK) is no dot's result: its layout is no mma one
     accumulator = ntl.zeros(c.shape, dtype=ntl.float32)

@@ -87,6 +87,26 @@ def test_attention(dtype, is_causal, seq_len):
     torch.testing.assert_close(o.double(), expected, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("blocks, warps", (((64, 32), 8), ((16, 16), 4), ((32, 64), 2)))
+def test_attention_in_layouts_whose_rows_lie_otherwise(blocks, warps):
+    """On a GPU the row statistics (the running maximum and sum, alpha) are held in the rows of the
+    blocks' layout (emitter_row_slices.cpp). These configurations are the ones where a warp does not
+    hold whole rows (64 rows on 8 warps), where the blocks fit no tensor-core layout (16 rows on 4
+    warps: cyclic ones), and few warps; with a partial last block of keys and queries."""
+    kernel = ninetoothed.make(
+        arrangement,
+        application,
+        (_head_tensor(), _head_tensor(), _head_tensor(), Tensor(0), Tensor(0, constexpr=True), _head_tensor()),
+        num_warps=warps,
+    )
+    q, k, v = (torch.randn(1, 2, 77, 64).to(torch.float16) for _ in range(3))
+    for is_causal in (False, True):
+        o = torch.full_like(q, float("nan"))
+        kernel(q, k, v, 0.125, is_causal, o, BLOCK_M=blocks[0], BLOCK_N=blocks[1])
+        expected = attention_reference(q, k, v, 0.125, is_causal)
+        torch.testing.assert_close(o.double(), expected, rtol=3e-3, atol=3e-3)
+
+
 def test_head_dims_that_differ_fail_to_build():
     q = torch.randn(1, 1, 8, 64)
     k = torch.randn(1, 1, 8, 32)

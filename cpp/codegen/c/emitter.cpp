@@ -38,6 +38,7 @@ Emitter::Emitter(const Kernel& kernel, Mode mode, std::set<std::string> shared, 
   if (group_) {
     count_accesses();
     collect_mma_shapes();
+    collect_row_families();
   }
   if (!group_ && !distribute_) collect_let_reductions();
 }
@@ -249,6 +250,7 @@ std::string Emitter::element_of(const std::string& name, const Type& type, const
     // A work-item holds its own elements only: read where the nest of its tile layout is.
     if (aligned_ && aligned_->shape == shape_key(type.shape) && same_index(aligned_->index, index))
       return name + "[" + aligned_->slot + "]";
+    if (auto slot = slice_element(name, type, index)) return *slot;
     misaligned_.insert(d->second);
     return name + "[0]";
   }

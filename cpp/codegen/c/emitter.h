@@ -16,6 +16,7 @@
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
 //   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
+//   emitter_row_slices.cpp   row vectors held in the rows of their blocks' layout (slice layouts)
 //   emitter_mma_staging.cpp  tensor-core operands staged in their own type (cp.async copies)
 //   emitter_pipeline.cpp     k loops loading tensor-core operands NT_STAGES - 1 iterations ahead
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them (their
@@ -336,6 +337,25 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // bounds and async_rows_test() holds, else element by element with every mask tested.
   void stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
                    const StagedLayout& layout);
+
+  // --- row vectors in the rows of their blocks' layout (emitter_row_slices.cpp) -----------
+  struct RowFamily {
+    std::vector<std::vector<Expr>> members;  // 2-D row_warps shapes of one row count
+    int head = -1;                           // the first member's layout id, once registered
+  };
+  // The row families (by the shape_key() of their row vectors) and their members' keys.
+  void collect_row_families();
+  // The layout id of `key` where it is a family member's or its row vectors' (registering the whole
+  // family), else -1.
+  int family_layout(const std::string& key);
+  // The distributed row vector `name` read at the row of the family member whose nest is being
+  // emitted: its slot there; else nullopt.
+  std::optional<std::string> slice_element(const std::string& name, const Type& type,
+                                           const std::vector<Expr>& index);
+  // Is `v` a row reduction of a family member's block into its row vectors' slice layout?
+  bool reduces_into_slice(const Value& v);
+  std::map<std::string, RowFamily> row_families_;
+  std::map<std::string, std::string> family_of_;  // member key -> its row vectors' key
 
   // --- k loops whose tensor-core operands are loaded ahead (emitter_pipeline.cpp) ---------
   struct PipelinedOperand {

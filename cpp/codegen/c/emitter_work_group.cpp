@@ -73,6 +73,7 @@ int Emitter::tile_layout(const std::vector<Expr>& shape) {
   std::string key = shape_key(shape);
   auto it = layouts_.find(key);
   if (it != layouts_.end()) return it->second;
+  if (int id = family_layout(key); id >= 0) return id;
   int id = static_cast<int>(layouts_.size());
   std::string rows = "1";
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows += " * (" + c(simplify(shape[d], env_)) + ")";
@@ -301,8 +302,11 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (scalar) {
     new_scalar(name, v->type.dtype);
   } else {
-    new_array(name, v->type.shape, v->type.dtype, "a reduction result");
+    // A row family member's rows: into the registers of the rows' work-items (emitter_row_slices.cpp).
+    new_array(name, v->type.shape, v->type.dtype, "a reduction result",
+              reduces_into_slice(v) ? node_key(v) : "");
   }
+  const bool held = is_distributed(name);
   hold_loads(x, shape);
   std::string n = std::to_string(tile_layout(shape));
   std::string W = "NT_WORK_ITEMS", R = "NT_R" + n;
@@ -325,7 +329,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
   declare_local(at, parts, R + " * " + W, mul(entries, int64_t{c_size(at)}));
   if (arg) declare_local("int", bests, R + " * " + W, mul(entries, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
-  barrier();
+  if (!held) barrier();                                           // the shared result's last readers are done
   open("");
   line_(at + " " + acc + "[" + R + "];");
   line_("int " + best + "[" + R + "];");
@@ -355,7 +359,7 @@ void Emitter::emit_reduce_rows(const Value& v) {
   const bool shuffles = d_.warp_shuffles && !arg && shuffled.count(at);
   const std::string span = shuffles ? fresh("nt_span") : "";
   write_row_combine(*this, {std::stoi(n), fn, f, arg, acc, best, parts, bests, tx, ty, s, span,
-                            mma_shapes_.count(shape_key(shape)) > 0, name, scalar, ct});
+                            mma_shapes_.count(shape_key(shape)) > 0, name, scalar, ct, held});
   close();
   materialized_[v.get()] = name;
 }

@@ -95,7 +95,20 @@ void write_row_combine(CodeWriter& out, const RowCombine& r) {
   close();
   line_("NT_BARRIER();");
   close();
+  if (r.held) {
+    // Every work-item of the row takes the result from its first work-item's partial.
+    open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+    line_(acc + "[nt_r] = " + parts + "[nt_r * " + W + " + " + lane + " - " + tx + "];");
+    close();
+    line_("NT_BARRIER();");
+  }
   if (shuffles) close();
+  if (r.held) {
+    open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
+    line_(name + "[nt_r] = (" + ct + ")" + acc + "[nt_r];");
+    close();
+    return;
+  }
   open("if (" + tx + " == 0)");
   open("for (int nt_r = 0; nt_r < " + R + "; ++nt_r)");
   line_("const nt_index nt_row = NT_ROW" + n + "(" + ty + ", nt_r);");

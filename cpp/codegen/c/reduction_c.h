@@ -28,7 +28,7 @@ void write_combine_partner(CodeWriter& out, ReduceFn fn, bool f, const std::stri
 // `best`): shuffles among a warp's lanes where `span` names the span variable (warps exchange
 // registers), then a tree in the local arrays `parts` (and `bests`), one row's result written by
 // its first work-item into `result` (a scalar, or an array indexed by row) in `result_type`, and a
-// barrier after.
+// barrier after (or, `held`, by every work-item into its own slots).
 // `tx`, `ty`: the lane coordinates' names (declared before); `s`: the tree's step's.
 // `mma_shape`: the block's shape is a dot's, so that its layout may be an mma one.
 struct RowCombine {
@@ -41,6 +41,10 @@ struct RowCombine {
   std::string result;
   bool scalar = false;
   std::string result_type;
+  // `result` is a private array in the slice layout of the block's rows (emitter_row_slices.cpp; not
+  // for argmax and argmin): every work-item of a row writes the row's result into its slot nt_r,
+  // with no barrier after unless the tree ran.
+  bool held = false;
 };
 void write_row_combine(CodeWriter& out, const RowCombine& r);
 
