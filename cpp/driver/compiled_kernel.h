@@ -335,6 +335,13 @@ class CompiledKernel {
   using Launchable = std::function<bool(const tune::Config& config, const SymbolMap& with_config)>;
   std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps, size_t& retimed,
                                          const Launchable& launchable = {}) const;
+  // Does `config` lie in tuning's space for `values` (its symbols' ranges, the memory budgets and
+  // `launchable`)?
+  bool in_tuning_space(const SymbolMap& values, const tune::Config& config,
+                       const Launchable& launchable) const;
+  // The configurations next to `best` in tuning's space: each block size doubled or halved alone.
+  std::vector<tune::Config> neighbours(const SymbolMap& values, const tune::Config& best,
+                                       const Launchable& launchable) const;
 
   struct Built {
     ClProgram program;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <limits>
@@ -104,21 +105,7 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
                                                        size_t& retimed, const Launchable& launchable) const {
   std::vector<tune::MetaSymbol> symbols;
   for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
-  // Values not known (an ahead-of-time build's sizes) rule nothing out.
-  auto fits = [&](const tune::Config& config) {
-    SymbolMap with_config = values;
-    for (const auto& [name, value] : config) with_config[name] = Expr(value);
-    auto bytes = evaluate_int(plan_.source.private_bytes, with_config);
-    if (bytes && *bytes > kPrivateMemoryBudget) return false;
-    for (const PlanParam& p : plan_.params) {
-      if (p.scalar) continue;
-      int64_t elements = 1;
-      for (const Expr& size : p.block_shape)
-        elements *= std::max<int64_t>(evaluate_int(size, with_config).value_or(1), 1);
-      if (elements > kTuningBlockBudget) return false;
-    }
-    return !launchable || launchable(config, with_config);
-  };
+  auto fits = [&](const tune::Config& config) { return in_tuning_space(values, config, launchable); };
   // Upstream's num_warps, where programs run on work-groups here: after the block sizes, the
   // fastest configurations again on the other warps (kernels of wide dots gain from more, of small
   // blocks from fewer). max_num_configs caps both together; by default the warps get
@@ -128,6 +115,56 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
   const size_t cap = max_num_configs_ ? max_num_configs_ : default_cap;
   retimed = num_other_warps == 0 ? 0 : std::min(kWarpRetimed, (cap - 1) / num_other_warps);
   return tune::config_space(symbols, fits, cap - retimed * num_other_warps);
+}
+
+namespace {
+
+// Whether tuning times the neighbours of its fastest sampled candidate: NINETOOTHED_TUNE_NEIGHBOURS
+// (1 or 0) where set, else `by_default`.
+bool refines_neighbours(bool by_default) {
+  const char* asked = std::getenv("NINETOOTHED_TUNE_NEIGHBOURS");
+  if (!asked || !*asked) return by_default;
+  return std::string(asked) != "0";
+}
+
+}  // namespace
+
+bool CompiledKernel::in_tuning_space(const SymbolMap& values, const tune::Config& config,
+                                     const Launchable& launchable) const {
+  for (const std::string& name : plan_.meta_symbols) {
+    auto value = config.find(name);
+    if (value == config.end()) return false;
+    const std::vector<int64_t> range = tune::symbol_values(plan_.source.symbols.at(name));
+    if (std::find(range.begin(), range.end(), value->second) == range.end()) return false;
+  }
+  // Values not known (an ahead-of-time build's sizes) rule nothing out.
+  SymbolMap with_config = values;
+  for (const auto& [name, value] : config) with_config[name] = Expr(value);
+  auto bytes = evaluate_int(plan_.source.private_bytes, with_config);
+  if (bytes && *bytes > kPrivateMemoryBudget) return false;
+  for (const PlanParam& p : plan_.params) {
+    if (p.scalar) continue;
+    int64_t elements = 1;
+    for (const Expr& size : p.block_shape)
+      elements *= std::max<int64_t>(evaluate_int(size, with_config).value_or(1), 1);
+    if (elements > kTuningBlockBudget) return false;
+  }
+  return !launchable || launchable(config, with_config);
+}
+
+std::vector<tune::Config> CompiledKernel::neighbours(const SymbolMap& values, const tune::Config& best,
+                                                     const Launchable& launchable) const {
+  std::vector<tune::Config> near;
+  for (const std::string& name : plan_.meta_symbols) {
+    auto value = best.find(name);
+    if (value == best.end()) continue;
+    for (int64_t next : {value->second * 2, value->second / 2}) {
+      tune::Config config = best;
+      config[name] = next;
+      if (next > 0 && in_tuning_space(values, config, launchable)) near.push_back(config);
+    }
+  }
+  return near;
 }
 
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args,
@@ -323,6 +360,22 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
   };
   time_all(space);
+  // On a GPU, where the default cap left configurations untimed, the fastest one's untimed neighbours
+  // (each block size doubled or halved): the spread samples the space coarsely, and the best tile
+  // is often next to a sampled one (the tutorial's matmul: 128 x 128 x 64 beside 128 x 128 x 32).
+  // CPUs skip this: their builds are serialized (PoCL's compiler lock) and first calls would wait.
+  // NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it on every device, 0 on none.
+  if (!max_num_configs_ && refines_neighbours(target.cuda || !target.opencl->info().is_cpu)) {
+    std::vector<tune::Config> near;
+    for (tune::Config config : neighbours(bound.values, chosen, launchable)) {
+      const bool timed = std::any_of(record.candidates.begin(), record.candidates.end(),
+                                     [&](const auto& candidate) { return candidate.first == config; });
+      if (!timed) near.push_back(std::move(config));
+    }
+    prebuilt_only(near, false);
+    build_all(near);
+    time_all(near);
+  }
   if (warp_configs > 0) {
     std::vector<std::pair<double, tune::Config>> ranked;
     for (const auto& [config, seconds] : record.candidates)

@@ -9,6 +9,7 @@ used. num_stages changes no code here: the first candidate is recorded in every 
 """
 
 import functools
+import json
 import os
 import pathlib
 import subprocess
@@ -193,3 +194,47 @@ def test_build_tunes_over_candidates_of_its_compilation_configs(tmp_path):
         z = poisoned((1001,), dtype)
         kernel(x, y, z, getattr(ninetoothed, str(dtype).removeprefix("torch.")), block_size)
         assert torch.equal(z, x + y)
+
+
+NEIGHBOURS_SCRIPT = '''
+import json, sys
+import torch
+import ninetoothed
+sys.path.insert(0, {tests!r})
+from test_tuning_spaces import matmul_kernel
+
+kernel = matmul_kernel(tuple(ninetoothed.block_size(16, 64) for _ in range(3)))
+lhs, rhs = torch.randn(67, 45), torch.randn(45, 93)
+output = torch.full((67, 93), float("nan"))
+kernel(lhs, rhs, output)
+assert torch.allclose(output.double(), lhs.double() @ rhs.double(), rtol=1e-5, atol=1e-5)
+(record,) = kernel.tuning_report()
+print(json.dumps(record["candidates"]))
+'''
+
+
+@pytest.mark.parametrize("asked", ("1", "0"))
+def test_tuning_times_the_neighbours_of_the_fastest_sampled_candidate(tmp_path, asked):
+    """Where the default cap leaves configurations untimed (27 here, 12 sampled), GPUs also time the
+    untimed neighbours of the fastest sample: each block size doubled or halved alone.
+    NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it on this device, 0 on none."""
+    script = tmp_path / "neighbours.py"
+    script.write_text(NEIGHBOURS_SCRIPT.format(tests=str(pathlib.Path(__file__).resolve().parent)))
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "cache"), NINETOOTHED_TUNE_NEIGHBOURS=asked)
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    candidates = json.loads(result.stdout.strip().splitlines()[-1])
+    configs = [tuple(sorted(config.items())) for config, _ in candidates]
+    assert len(set(configs)) == len(configs)  # none timed twice
+    sampled = candidates[:12]
+    best = dict(min(sampled, key=lambda candidate: candidate[1])[0])
+    expected = set()
+    for name in best:
+        for value in (best[name] * 2, best[name] // 2):
+            if 16 <= value <= 64:
+                expected.add(tuple(sorted({**best, name: value}.items())))
+    expected -= set(configs[:12])
+    if asked == "0":
+        expected = set()
+    assert set(configs[12:]) == expected
+    assert len(candidates) == 12 + len(expected)
