@@ -287,8 +287,8 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
   return bound;
 }
 
-std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues& meta,
-                                          SymbolMap& values) const {
+std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values,
+                                          const std::vector<std::string>& runtime) const {
   values = bound.values;
   std::vector<std::string> options = bound.options;
   for (const std::string& name : plan_.meta_symbols) {
@@ -307,8 +307,10 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
                        (attrs.lower_bound ? std::to_string(*attrs.lower_bound) : "") + ", " +
                        (attrs.upper_bound ? std::to_string(*attrs.upper_bound) : "") + "]");
     }
-    options.push_back("-D" + name + "=" + std::to_string(v));
+    if (std::find(runtime.begin(), runtime.end(), name) == runtime.end())
+      options.push_back("-D" + name + "=" + std::to_string(v));
   }
+  if (!runtime.empty()) options.push_back("-DNT_RUNTIME_META");
   for (const std::string& name : plan_.block_size_symbols) {
     auto it = values.find(name);
     if (it == values.end() || !it->second.as_int()) continue;
@@ -328,8 +330,8 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
 }
 
 double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
-                           const LaunchTarget& target, bool timed) {
-  auto prepared = prepare(bound, meta, target);
+                           const LaunchTarget& target, bool timed, bool runtime_meta) {
+  auto prepared = prepare(bound, meta, target, runtime_meta);
   return target.cuda ? execute_cuda(*prepared, args, target.stream, timed) : execute(*prepared, args, !timed);
 }
 
@@ -341,13 +343,17 @@ size_t CompiledKernel::num_warps_of(const SymbolValues& meta) const {
 
 std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bound& bound,
                                                                         const SymbolValues& meta,
-                                                                        const LaunchTarget& target) const {
+                                                                        const LaunchTarget& target,
+                                                                        bool runtime_meta) const {
   const auto& params = plan_.params;
   auto prepared = std::make_shared<Prepared>();
   prepared->device = target.opencl;
   prepared->cuda = target.cuda;
   SymbolMap values;
-  prepared->options = build_options(bound, meta, values);
+  const std::vector<std::string> no_names;
+  const std::vector<std::string>& runtime = runtime_meta ? plan_.source.runtime_meta : no_names;
+  prepared->options = build_options(bound, meta, values, runtime);
+  for (const std::string& name : runtime) prepared->meta_args.push_back(*values.at(name).as_int());
   // The grid: the first tiled parameter's outermost shape. Another parameter of that shape (or, of
   // another rank, as many programs: upstream allows (1, 1, 1) against (1, 1)) shares its program
   // indices; any other unravels the program id over its own shape, as upstream has it, from a
@@ -378,6 +384,10 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
       prepared->own_programs.insert(static_cast<int>(i));
   }
   const codegen::KernelSource& source = opencl_source(prepared->own_programs);
+  if (!runtime.empty() && source.runtime_meta != runtime) {  // a variant without that form: its own build
+    prepared->options = build_options(bound, meta, values);
+    prepared->meta_args.clear();
+  }
   // (build_options() ends in a space.) The options tell the variants' programs apart.
   for (int i : prepared->own_programs) prepared->options += "-DNT_OWN_PROGRAMS_" + std::to_string(i) + " ";
   if (target.cuda) {
@@ -523,6 +533,8 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
       }
     }
   }
+  for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
+    launcher.set_scalar<cl_long>(static_cast<cl_uint>(plan_.source.args.size() + j), prepared.meta_args[j]);
   double seconds = 0.0;
   try {
     seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),

@@ -263,9 +263,12 @@ class CompiledKernel {
     mutable std::atomic<cuda::CUfunction> cuda_function{nullptr};  // CUDA: once found, for every launch
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
     std::set<int> own_programs;        // parameters of other outermost shapes (opencl_source())
+    std::vector<cl_long> meta_args;    // `runtime_meta`: the meta symbols' values, after the arguments
   };
+  // `runtime_meta`: the build that takes the source's meta symbols as arguments
+  // (KernelSource::runtime_meta, -DNT_RUNTIME_META), one program for every configuration.
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
-                                          const LaunchTarget& target) const;
+                                          const LaunchTarget& target, bool runtime_meta = false) const;
   // The warps a configuration asks for: its num_warps entry (tuning's), else make()'s (0: the default).
   size_t num_warps_of(const SymbolValues& meta) const;
   // What a configuration (symbols' `values`, `meta`) builds on a CUDA device with `limits`: the
@@ -282,7 +285,7 @@ class CompiledKernel {
   // The target of a launch with `args`: ValueError when tensors are on different devices.
   LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
-             const LaunchTarget& target, bool timed = false);
+             const LaunchTarget& target, bool timed = false, bool runtime_meta = false);
   // `keep_binary`: the program's binary goes to the disk cache (not for tuning's runs: ProgramCache).
   double execute(const Prepared& prepared, const std::vector<LaunchArg>& args, bool keep_binary = true);
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
@@ -315,7 +318,9 @@ class CompiledKernel {
   bool signature(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,
                  const std::optional<SymbolValues>& config, std::vector<int64_t>& key) const;
   SymbolValues choose(const Bound& bound, const std::vector<LaunchArg>& args, const LaunchTarget& target);
-  std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values) const;
+  // `runtime`: the meta symbols of KernelSource::runtime_meta get no -D (kernel arguments instead).
+  std::string build_options(const Bound& bound, const SymbolValues& meta, SymbolMap& values,
+                            const std::vector<std::string>& runtime = {}) const;
   // Appends the unit-stride option of each stride argument `is_unit` takes, in the arguments' order
   // (bind()'s for a launch's strides of 1; cuda_build_variants()'s for contiguous tensors).
   void add_unit_strides(std::vector<std::string>& options,

@@ -298,14 +298,23 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     t.data = scratch.copy_of(base, static_cast<size_t>(span.elements() * item)) - span.lo * item;
   }
 
+  // On a CPU, an element-wise kernel whose source takes its meta symbols as arguments
+  // (KernelSource::runtime_meta) times every candidate on one build of that form: PoCL builds one
+  // program at a time, each at a fixed cost of most of a build, so that six candidates took six
+  // times as long. The chosen one is then built as its own (below).
+  std::set<std::string> runtime(plan_.source.runtime_meta.begin(), plan_.source.runtime_meta.end());
+  const bool one_build =
+      !target.cuda && target.opencl->info().is_cpu && space.size() > 1 && warp_configs == 0 &&
+      runtime == std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
   // Build the candidates in parallel (the device compiler runs on both
   // cores), then time them one by one.
   auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
-      builds.push_back(std::async(std::launch::async, [this, &bound, &target, config] {
+      if (one_build && &config != &configs.front()) break;
+      builds.push_back(std::async(std::launch::async, [this, &bound, &target, config, one_build] {
         try {  // for the device the candidate's launches will run on
-          auto prepared = prepare(bound, config, target);
+          auto prepared = prepare(bound, config, target, one_build);
           if (target.cuda)
             cuda_function(*prepared);
           else
@@ -331,7 +340,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   const bool device_time = target.cuda || !target.opencl->info().is_cpu;
   auto time_of = [&](const tune::Config& config) {
     double on_device = 0.0;
-    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true); });
+    double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true, one_build); });
     return device_time && on_device > 0.0 ? on_device : wall;
   };
   TuningRecord record{key, {}, {}, false};
@@ -342,7 +351,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       check_interrupts();  // between candidates: nothing is half-written
       double seconds = std::numeric_limits<double>::infinity();
       try {
-        run(bound, config, scratch_args, target, true);  // warm-up
+        run(bound, config, scratch_args, target, true, one_build);  // warm-up
         seconds = time_of(config);
         g_timing_runs += 2;
         if (seconds < 1.25 * best) {

@@ -201,3 +201,54 @@ def test_pinned_configuration_skips_tuning():
     assert torch.equal(y, x * 3)
     assert ninetoothed._core.cache_stats()["timing_runs"] == before
     assert kernel.tuning_report() == []
+
+
+ONE_BUILD = textwrap.dedent(
+    """
+    import json
+    import torch
+    import ninetoothed
+    from ninetoothed import Tensor
+
+    def arrangement(x, y, z, BLOCK=ninetoothed.block_size()):
+        return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
+
+    def application(x, y, z):
+        z = x * 2 - y
+
+    kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y = torch.randn(77_777), torch.randn(77_777)
+    z = torch.full_like(x, float("nan"))
+    kernel(x, y, z)
+    (report,) = kernel.tuning_report()
+    print(json.dumps({"ok": bool(torch.equal(z, x * 2 - y)), "report": report,
+                      "builds": ninetoothed._core.cache_stats()["program_builds"], "source": kernel.source}))
+    """
+)
+
+
+def test_an_elementwise_kernel_times_every_candidate_on_one_build(tmp_path):
+    """On a CPU an element-wise kernel's block sizes may be kernel arguments (-DNT_RUNTIME_META):
+    tuning times all its candidates on that one build, then builds the chosen one as its own. The
+    candidates and the choice are reported as before; PoCL's cache is off, so each build is one."""
+    import ninetoothed
+
+    script = tmp_path / "one_build.py"
+    script.write_text(ONE_BUILD)
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "ours"), POCL_CACHE_DIR=str(tmp_path / "pocl"),
+               POCL_KERNEL_CACHE="0", PYTHONPATH=str(PYTHON_DIR))
+    completed = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert result["ok"]
+    work_groups = os.environ.get("NINETOOTHED_PROGRAM_LAYOUT") == "work-group"  # warps are tuned too
+    times = [seconds for _, seconds in result["report"]["candidates"]]
+    assert len(times) >= 6 if work_groups else len(times) == 6
+    assert all(0 < t < float("inf") for t in times)
+    chosen = [config for config, seconds in result["report"]["candidates"] if seconds == min(times)]
+    assert result["report"]["chosen"] in chosen
+    assert "#ifdef NT_RUNTIME_META" in result["source"]
+    if ninetoothed._core.current_device()["is_cpu"] and not work_groups:
+        assert result["builds"] == 2  # the one all candidates ran on, and the chosen one's own
+    else:  # a GPU, or the work-group layout forced: a build per candidate, as before
+        assert result["builds"] >= 6

@@ -166,12 +166,25 @@ KernelSource Emitter::run() {
   src << "\n#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n"
       << "#pragma clang diagnostic ignored \"-Wconstant-logical-operand\"\n"
       << "__attribute__((min_vector_width(512)))\n#endif\n";
+  // A parameter both stored and loaded could be read by one work-item where another wrote it
+  // (a transposed or shifted read, say): with no barrier between them, not distributable.
+  for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
+  const std::string body_text = body_.str();
+  out.runtime_meta = runtime_meta(src.str() + body_text);
   src << d_.kernel << " " << out.name << "(";
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
+  if (!out.runtime_meta.empty()) src << "\n#ifdef NT_RUNTIME_META";
+  for (const std::string& name : out.runtime_meta) src << "\n    , " << kIndexType << " nt_meta_" << name;
+  if (!out.runtime_meta.empty()) src << "\n#endif\n";
   src << ") {\n";
+  if (!out.runtime_meta.empty()) {
+    src << "#ifdef NT_RUNTIME_META\n";
+    for (const std::string& name : out.runtime_meta) src << "#define " << name << " nt_meta_" << name << "\n";
+    src << "#endif\n";
+  }
   if (!local_decls_.empty() && !d_.dynamic_local_base.empty()) src << "  " << d_.dynamic_local_base << "\n";
   for (const std::string& line : local_decls_) src << "  " << line << "\n";
-  std::string body = body_.str();
+  std::string body = body_text;
   std::string next_program;  // emit_prefetches()
   for (const std::string& line : next_program_lines_) next_program += "  " + line + "\n";
   body.insert(static_cast<size_t>(after_prologue_), next_program);
@@ -181,11 +194,35 @@ KernelSource Emitter::run() {
   out.symbols = symbols_;
   out.private_bytes = simplify(private_bytes_);
   out.local_bytes = simplify(local_bytes_);
-  // A parameter both stored and loaded could be read by one work-item where another wrote it
-  // (a transposed or shifted read, say): with no barrier between them, not distributable.
-  for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
   out.work_group_capable = distribute_ && distributable_;
   return out;
+}
+
+std::vector<std::string> Emitter::runtime_meta(const std::string& text) const {
+  // Only a distributable element-wise source of a target with a work-item form (OpenCL C): its
+  // meta symbols size loops and offsets, never an array, and no preprocessor line may test one.
+  std::vector<std::string> names;
+  if (!distribute_ || !distributable_ || !d_.work_item_form) return names;
+  for (const auto& [name, attrs] : symbols_)
+    if (attrs.meta) names.push_back(name);
+  auto word_in = [](const std::string& line, const std::string& name) {
+    for (size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
+      auto is_name = [&](size_t i) {
+        return std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_';
+      };
+      if ((at == 0 || !is_name(at - 1)) && (at + name.size() == line.size() || !is_name(at + name.size())))
+        return true;
+    }
+    return false;
+  };
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] != '#') continue;
+    for (const std::string& name : names)
+      if (word_in(line, name)) return {};
+  }
+  return names;
 }
 
 bool Emitter::distributable() const { return distributable_; }

@@ -94,6 +94,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   bool distributable() const;
   // The source without the preamble of helpers: the macros and the __kernel.
   const std::string& kernel_text() const;
+  // KernelSource::runtime_meta of the kernel whose text (before its signature) is `text`.
+  std::vector<std::string> runtime_meta(const std::string& text) const;
   // Mode::WorkGroup: the values held by the work-items that compute them (let_key(), local_key(), node_key())
   // which the kernel reads elsewhere too (another element, another shape, a reduction, a block operation):
   // the source is wrong until they are emitted again as shared.

@@ -54,6 +54,11 @@ struct KernelSource {
   // The local memory a program on a work-group needs (an upper bound), over those symbols
   // kWorkItemsSymbol (the work-items of a program), kMmaLayoutSymbol and kStagesSymbol.
   Expr local_bytes = Expr(0);
+  // The meta symbols that a build with -DNT_RUNTIME_META (and no -D of them) takes as kernel
+  // arguments after `args`, in this order, so that one build serves every configuration (tuning's
+  // candidates on a CPU, driver/tuning.cpp). Only an element-wise source whose meta symbols size no
+  // array and appear in no preprocessor test offers them; empty otherwise.
+  std::vector<std::string> runtime_meta;
 };
 
 // The symbol local_bytes names the work-items of a program by.
