@@ -120,11 +120,12 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
 namespace {
 
 // Whether tuning times the neighbours of its fastest sampled candidate: NINETOOTHED_TUNE_NEIGHBOURS
-// (1 or 0) where set, else `by_default`.
+// where it is 1 or 0, else `by_default`.
 bool refines_neighbours(bool by_default) {
   const char* asked = std::getenv("NINETOOTHED_TUNE_NEIGHBOURS");
-  if (!asked || !*asked) return by_default;
-  return std::string(asked) != "0";
+  if (asked && std::string(asked) == "1") return true;
+  if (asked && std::string(asked) == "0") return false;
+  return by_default;
 }
 
 }  // namespace
@@ -303,15 +304,23 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // program at a time, each at a fixed cost of most of a build, so that six candidates took six
   // times as long. The chosen one is then built as its own (below).
   std::set<std::string> runtime(plan_.source.runtime_meta.begin(), plan_.source.runtime_meta.end());
-  const bool one_build =
-      !target.cuda && target.opencl->info().is_cpu && space.size() > 1 && warp_configs == 0 &&
-      runtime == std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
+  bool one_build = !target.cuda && target.opencl->info().is_cpu && space.size() > 1 && warp_configs == 0 &&
+                   runtime == std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
+  if (one_build) {
+    try {
+      auto prepared = prepare(bound, space.front(), target, /*runtime_meta=*/true);
+      ProgramCache::instance().get(*target_device(*prepared), opencl_source(prepared->own_programs).source,
+                                   prepared->options, /*keep=*/false);
+    } catch (const std::exception&) {
+      one_build = false;  // each candidate on a build of its own, as elsewhere
+    }
+  }
   // Build the candidates in parallel (the device compiler runs on both
   // cores), then time them one by one.
   auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
-      if (one_build && &config != &configs.front()) break;
+      if (one_build) break;  // built above
       builds.push_back(std::async(std::launch::async, [this, &bound, &target, config, one_build] {
         try {  // for the device the candidate's launches will run on
           auto prepared = prepare(bound, config, target, one_build);

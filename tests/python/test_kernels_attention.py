@@ -107,6 +107,63 @@ def test_attention_in_layouts_whose_rows_lie_otherwise(blocks, warps):
         torch.testing.assert_close(o.double(), expected, rtol=3e-3, atol=3e-3)
 
 
+def _statistics(q, k, v, scale):
+    # flash attention's loop, its row maximum returned
+    q_scaled = (q * scale).to(q.dtype)
+    accumulator = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    row_sum = ntl.full((q.shape[-2],), 1, dtype=ntl.float32)
+    row_max = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    for i in range(k.shape[0]):
+        scores = ntl.dot(q_scaled, ntl.trans(k[i]))
+        scores = ntl.where(k[i].offsets(-2)[None, :] < k.source.shape[-2], scores, float("-inf"))
+        new_max = ntl.maximum(row_max, ntl.max(scores, 1))
+        p = ntl.exp(scores - new_max[:, None])
+        alpha = ntl.exp(row_max - new_max)
+        accumulator = accumulator * alpha[:, None] + ntl.dot(p.to(v.dtype), v[i])
+        row_sum = row_sum * alpha + ntl.sum(p, 1)
+        row_max = new_max
+    return accumulator / row_sum[:, None], row_max
+
+
+def statistics_arrangement(q, k, v, scale, is_causal, o, m):
+    rows = m.tile((1, 1, BLOCK_M))
+    rows.dtype = rows.dtype.squeeze((0, 1))
+    return (*arrangement(q, k, v, scale, is_causal, o), rows)
+
+
+def stored_statistics_application(q, k, v, scale, is_causal, o, m):
+    o, m = _statistics(q, k, v, scale)  # noqa: F841
+
+
+def added_statistics_application(q, k, v, scale, is_causal, o, m):
+    o, row_max = _statistics(q, k, v, scale)  # noqa: F841
+    m = m + row_max  # noqa: F841
+
+
+def statistics_kernel(application):
+    head = _head_tensor
+    return ninetoothed.make(statistics_arrangement, application,
+                            (head(), head(), head(), Tensor(0), Tensor(0, constexpr=True), head(), Tensor(3)))
+
+
+@pytest.mark.parametrize("added", (False, True))
+def test_row_statistics_stored_with_the_output(added):
+    """Attention that also stores its rows' maximum scores: a row vector written to a tensor by the
+    work-items that hold it (on a GPU, each work-item of the row), or added to what it holds."""
+    kernel = statistics_kernel(added_statistics_application if added else stored_statistics_application)
+    q, k, v = (torch.randn(1, 2, 77, 64).to(torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    m = torch.randn(1, 2, 77)
+    before = m.clone()
+    kernel(q, k, v, 0.125, False, o, m, BLOCK_M=32, BLOCK_N=16)
+    scaled = (q * 0.125).to(torch.float16).double()
+    scores = scaled @ k.double().transpose(-1, -2)
+    expected = (before.double() if added else 0) + scores.max(-1).values
+    torch.testing.assert_close(m.double(), expected, rtol=1e-4, atol=1e-4)
+    reference = torch.softmax(scores, dim=-1) @ v.double()
+    torch.testing.assert_close(o.double(), reference, rtol=3e-3, atol=3e-3)
+
+
 def test_head_dims_that_differ_fail_to_build():
     q = torch.randn(1, 1, 8, 64)
     k = torch.randn(1, 1, 8, 32)

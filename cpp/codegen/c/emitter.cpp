@@ -174,7 +174,9 @@ KernelSource Emitter::run() {
   src << d_.kernel << " " << out.name << "(";
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
   if (!out.runtime_meta.empty()) src << "\n#ifdef NT_RUNTIME_META";
-  for (const std::string& name : out.runtime_meta) src << "\n    , " << kIndexType << " nt_meta_" << name;
+  for (size_t i = 0; i < out.runtime_meta.size(); ++i)
+    src << "\n    " << (params.empty() && i == 0 ? "" : ", ") << kIndexType << " nt_meta_"
+        << out.runtime_meta[i];
   if (!out.runtime_meta.empty()) src << "\n#endif\n";
   src << ") {\n";
   if (!out.runtime_meta.empty()) {

@@ -11,7 +11,8 @@
 //
 // A row vector's elements are held by the NT_TX work-items of its row alike, so nothing that folds
 // or adds a row vector's elements across work-items may walk the slice layout: a kernel that reduces
-// a row vector, or passes one to an atomic or a block operation, keeps the plain layout for its size.
+// a row vector, passes one to an atomic or a block operation, or stores one to a tensor it also reads
+// (each holder would read what another wrote), keeps the plain layout for its size.
 #include <map>
 #include <set>
 #include <string>
@@ -63,6 +64,7 @@ void Emitter::collect_row_families() {
       case ValueKind::Fma:
       case ValueKind::Random:
       case ValueKind::LoadPointer:
+      case ValueKind::Call:  // an element-wise function (math_fns.h)
         return true;
       default:
         return false;
@@ -73,8 +75,18 @@ void Emitter::collect_row_families() {
     if (elementwise(v->kind)) continue;
     for (const Value& o : v->operands) refused.insert(shape_key(o->type.shape));
   }
+  // Atomics add once per work-item holding an element. A store whose parameter the kernel also
+  // reads would have each holder read, then write, what another may have written already.
+  std::set<int> loaded;
+  for (const Value& v : all.values)
+    if (v->kind == ValueKind::Load || v->kind == ValueKind::LoadAt || v->kind == ValueKind::LoadPointer)
+      loaded.insert(v->param);
   for (const StmtNode* s : all.stmts) {
-    if (s->kind != StmtKind::Atomic && s->kind != StmtKind::AtomicAdd) continue;
+    const bool atomic = s->kind == StmtKind::Atomic || s->kind == StmtKind::AtomicAdd;
+    const bool store =
+        s->kind == StmtKind::Store || s->kind == StmtKind::StoreAt || s->kind == StmtKind::StorePointer;
+    if (!atomic && !(store && loaded.count(s->param))) continue;
+    if (s->value) refused.insert(shape_key(s->value->type.shape));
     for (const Value& o : s->indices) refused.insert(shape_key(o->type.shape));
   }
   for (auto& [slice, shapes] : members) {

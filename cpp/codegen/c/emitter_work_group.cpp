@@ -325,7 +325,10 @@ void Emitter::emit_reduce_rows(const Value& v) {
   const Expr per_row = floordiv(add(work_items, add(some_rows, int64_t{-1})), some_rows);
   const Expr cyclic = min(mul(columns, int64_t{2}), max(Expr(int64_t{16}), per_row));
   const Expr tx_bound = min(work_items, max(floordiv(work_items, Expr(int64_t{8})), cyclic));
-  const Expr entries = min(mul(some_rows, work_items), add(mul(some_rows, tx_bound), work_items));
+  // A row family's member takes its head's NT_TX (emitter_row_slices.cpp): only NT_R <= rows holds.
+  const Expr entries = family_of_.count(shape_key(shape))
+                           ? mul(some_rows, work_items)
+                           : min(mul(some_rows, work_items), add(mul(some_rows, tx_bound), work_items));
   declare_local(at, parts, R + " * " + W, mul(entries, int64_t{c_size(at)}));
   if (arg) declare_local("int", bests, R + " * " + W, mul(entries, int64_t{4}));
   for_each_load(x, [&](const Value& load) { access_of(load); });  // their index variables, out here
