@@ -90,6 +90,7 @@ class Inliner : public IRMutator {
     for (size_t i = 0; i < stmts.size(); ++i) {
       const Stmt& s = stmts[i];
       if (s->kind == StmtKind::Let) {
+        if (counts_[s->id] == 0) continue;  // never read (`o, _ = f(x)`): values have no side effects
         Value value = mutate(s->value);
         if (is_cheap(value) || can_inline(stmts, i, value)) {
           replacements_[s->id] = value;

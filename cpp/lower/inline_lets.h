@@ -5,7 +5,8 @@
 // of the same block, with nothing in between writing what the value reads
 // (a store to a loaded tensor, an assignment to a read local), is substituted
 // into its use and removed; Lets of constants, scalar parameters and loop
-// variables are substituted everywhere. What remains is materialised by code
+// variables are substituted everywhere; Lets never read are removed (values have no side
+// effects: stores, atomics and prints are statements). What remains is materialised by code
 // generation: values used more than once or used inside a loop below their
 // definition.
 #pragma once

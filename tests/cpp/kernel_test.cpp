@@ -109,6 +109,20 @@ TEST(KernelIR, SingleUseLetsAreInlinedAndSharedOnesKept) {
       << to_string(lowered);
 }
 
+TEST(KernelIR, LetsNeverReadAreRemoved) {
+  // `o, _ = f(x)`: the value bound to `_` is computed by nothing.
+  Builder b("unread");
+  int x = b.add_param(Param{"x", tiled_vector(Expr(16)), DType::float32});
+  int z = b.add_param(Param{"z", tiled_vector(Expr(16)), DType::float32});
+  Value loaded = b.let(b.load(x, {}));
+  b.let(reduce(ReduceFn::Max, loaded, std::nullopt, false));  // never read
+  b.store(z, {}, binary(BinaryFn::Add, loaded, loaded));
+  Kernel lowered = lower::inline_lets(b.finish());
+  EXPECT_EQ(count_lets(lowered.body), 1) << to_string(lowered);
+  EXPECT_EQ(to_string(lowered).find("max("), std::string::npos) << to_string(lowered);
+  verify(lowered);
+}
+
 TEST(KernelIR, ALetIsNotMovedAcrossAStoreToWhatItReads) {
   Builder b("order");
   int x = b.add_param(Param{"x", tiled_vector(Expr(16)), DType::float32});

@@ -221,51 +221,15 @@ def test_flash_attentions_row_statistics_stay_in_registers():
     assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", compiled.source)
 
 
-def row_vector_folded_application(q, k, v, scale, is_causal, o):
-    # attention whose row maximum is also folded to one value: its row vectors keep the plain layout
-    q_scaled = (q * scale).to(q.dtype)
-    accumulator = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
-    row_sum = ntl.full((q.shape[-2],), 1, dtype=ntl.float32)
-    row_max = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
-    for i in range(k.shape[0]):
-        scores = ntl.dot(q_scaled, ntl.trans(k[i]))
-        new_max = ntl.maximum(row_max, ntl.max(scores, 1))
-        p = ntl.exp(scores - new_max[:, None])
-        alpha = ntl.exp(row_max - new_max)
-        accumulator = accumulator * alpha[:, None] + ntl.dot(p.to(v.dtype), v[i])
-        row_sum = row_sum * alpha + ntl.sum(p, 1)
-        row_max = new_max
-    o = accumulator / row_sum[:, None] + ntl.max(row_max, 0)  # noqa: F841
-
-
-@pytest.mark.parametrize("application, sliced", (("stored_statistics_application", True),
-                                                 ("added_statistics_application", False)))
-def test_row_vectors_stored_to_a_tensor_the_kernel_reads_keep_the_plain_layout(application, sliced):
-    """Every work-item of a row holds its row vector's element: each stores it, the same value, where
-    the kernel only writes the tensor; where it also reads it (m = m + row_max), each would read what
-    another may have written already, so that size keeps the plain layout."""
-    sys.path.insert(0, os.path.dirname(__file__))
-    import test_kernels_attention as attention
-
-    kernel = attention.statistics_kernel(getattr(attention, application))
-    q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
-    kernel(q, k, v, 0.25, False, torch.empty_like(q), torch.zeros(1, 2, 40), BLOCK_M=32, BLOCK_N=16)
-    source = kernel._binder.last.cuda_source
-    assert "NT_HELD_A && NT_ROWS" in source
-    assert bool(re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", source)) == sliced
-
-
 def test_row_vectors_folded_across_work_items_keep_the_plain_layout():
     """A slice layout's row vector is held by every work-item of its row: a kernel that folds one
     (here max(row_max)) would count it more than once there, so its row vectors keep the plain layout."""
     sys.path.insert(0, os.path.dirname(__file__))
     import test_kernels_attention as attention
 
-    kernel = ninetoothed.make(attention.arrangement, row_vector_folded_application,
-                              (attention._head_tensor(), attention._head_tensor(), attention._head_tensor(),
-                               Tensor(0), Tensor(0, constexpr=True), attention._head_tensor()))
+    kernel = attention.statistics_kernel(attention.folded_statistics_application)
     q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
-    kernel(q, k, v, 0.25, False, torch.empty_like(q), BLOCK_M=32, BLOCK_N=16)
+    kernel(q, k, v, 0.25, False, torch.empty_like(q), torch.zeros(1, 2, 40), BLOCK_M=32, BLOCK_N=16)
     source = kernel._binder.last.cuda_source
     assert "NT_HELD_A && NT_ROWS" in source  # p is still read from registers where the rows allow
     assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", source)
