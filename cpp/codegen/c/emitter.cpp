@@ -14,6 +14,7 @@
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/math_calls.h"
 #include "codegen/c/mma_ptx.h"
+#include "codegen/c/transposed_tiles.h"
 #include "codegen/c/wgmma_ptx.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"

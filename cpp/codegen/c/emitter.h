@@ -9,7 +9,8 @@
 //                            the context the block operations use (emit_context.h)
 //   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
 //   emitter_index_tables.cpp where index tables (index_tables.h) go: before which nests and loops
-//   emitter_transposed_pack.cpp a transposed dot operand packed by register transposes
+//   emitter_transposed_pack.cpp which dot operands are packed by register transposes, and how
+//                            their elements are addressed (the tiles: transposed_tiles.h)
 //   emitter_row_runs.cpp     flattened rows (an implicit GEMM's) packed and stored in runs
 //   emitter_prefetch.cpp     strips of 16: the next program's block prefetched, streamed stores
 //   emitter_values.cpp       tensor accesses and the C of a value's element
@@ -23,8 +24,8 @@
 //                            k loops: mma_steps.h, wgmma_ptx.h's write_wgmma_steps())
 //   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
 // Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h,
-// write_wgmma_steps() and reduction_c.h (over code_writer.h's CodeWriter), block_ops.h (over
-// EmitContext).
+// write_wgmma_steps(), reduction_c.h and transposed_tiles.h (over code_writer.h's CodeWriter),
+// block_ops.h (over EmitContext).
 #pragma once
 
 #include <array>
@@ -65,9 +66,6 @@ bool is_compile_time(const Expr& e);
 // The C type of `loop`'s counter: index arithmetic (kIndexType, int under NT_INDEX32) where its
 // range is the kernel's shapes and constants; long where run-time scalars or data give it.
 std::string loop_counter_type(const Stmt& loop);
-
-// nt_transpose<w>(): w float<w> rows transposed in registers (emitter_transposed_pack.cpp).
-std::string transpose_helper(int w, const Dialect& dialect);
 
 // How the emitted source runs a program (lower/program_layout.h).
 enum class Mode {

@@ -17,33 +17,9 @@
 #include <string>
 
 #include "codegen/c/emitter.h"
+#include "codegen/c/transposed_tiles.h"
 
 namespace nt::codegen {
-
-std::string transpose_helper(int w, const Dialect& d) {
-  const std::string n = std::to_string(w);
-  std::string s = "// r[i][j] <- r[j][i] for " + n + " float" + n +
-                  " rows: at each scale s (1, 2, 4, ...) the s x s blocks\n"
-                  "// off the diagonal of each 2s x 2s block trade places, two shuffles per pair of rows.\n"
-                  "inline __attribute__((always_inline)) void nt_transpose" +
-                  n + "(" + std::string(d.private_pointer) + "float" + n + "* r) {\n  float" + n + " x, y;\n";
-  for (int scale = 1; scale < w; scale *= 2) {
-    std::string keep, take;  // masks of shuffle2(r[i], r[i + scale]): w + j selects the second's j
-    for (int j = 0; j < w; ++j) {
-      bool high = (j & scale) != 0;
-      keep += (j ? ", " : "") + std::to_string(high ? w + j - scale : j);
-      take += (j ? ", " : "") + std::to_string(high ? w + j : j + scale);
-    }
-    for (int i = 0; i < w; ++i) {
-      if (i & scale) continue;
-      std::string a = "r[" + std::to_string(i) + "]", b = "r[" + std::to_string(i + scale) + "]";
-      s += "  x = shuffle2(" + a + ", " + b + ", (uint" + n + ")(" + keep + "));\n";
-      s += "  y = shuffle2(" + a + ", " + b + ", (uint" + n + ")(" + take + "));\n";
-      s += "  " + a + " = x;\n  " + b + " = y;\n";
-    }
-  }
-  return s + "}\n";
-}
 
 bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& name,
                               const std::function<void(const std::vector<Expr>&)>& copy) {
@@ -99,35 +75,27 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     if (!flattened) return c(offset_of(row, column));
     return base + " + " + c(simplify(add(row, mul(column, sn)), env_));
   };
-  // The whole w x w tiles by register transposes, then the edges element by element.
+  // The whole w x w tiles by register transposes, then the edges element by element
+  // (transposed_tiles.h).
   auto tiles = [&](int w) {
-    const std::string ws = std::to_string(w);
     Expr k0 = index_variable("nt_k0", shape[0]), n0 = index_variable("nt_n0", shape[1]);
-    const std::string &k0c = k0->name, &n0c = n0->name, r = fresh("nt_r");
-    open("for (long " + n0c + " = 0; " + n0c + " + " + ws + " <= " + N + "; " + n0c + " += " + ws + ")");
-    open("for (long " + k0c + " = 0; " + k0c + " + " + ws + " <= " + K + "; " + k0c + " += " + ws + ")");
-    line_("float" + ws + " " + r + "[" + ws + "];");
-    for (int i = 0; i < w; ++i) {
-      line_(r + "[" + std::to_string(i) + "] = " + vload + ws + "(0, " + ptr + " + " +
-            at(k0, add(n0, Expr(i))) + ");");
-    }
-    line_("nt_transpose" + ws + "(" + r + ");");
-    for (int i = 0; i < w; ++i) {
-      line_("vstore" + ws + "(" + r + "[" + std::to_string(i) + "], 0, " + name + " + (" + k0c + " + " +
-            std::to_string(i) + ") * " + N + " + " + n0c + ");");
-    }
-    close();
-    close();
-    // The edges: past the last whole w columns of every row, and all columns of the rows
-    // past the last whole w.
+    const std::string r = fresh("nt_r");
     Expr ek = index_variable("nt_ek", shape[0]), en = index_variable("nt_en", shape[1]);
-    const std::string &ekc = ek->name, &enc = en->name;
-    open("for (long " + ekc + " = 0; " + ekc + " < " + K + "; ++" + ekc + ")");
-    open("for (long " + enc + " = " + ekc + " < " + K + " / " + ws + " * " + ws + " ? " + N + " / " + ws +
-         " * " + ws + " : 0; " + enc + " < " + N + "; ++" + enc + ")");
-    copy({ek, en});
-    close();
-    close();
+    TransposedTiles t;
+    t.width = w;
+    t.vload = vload;
+    t.pointer = ptr;
+    t.array = name;
+    t.rows = K;
+    t.columns = N;
+    t.k0 = k0->name;
+    t.n0 = n0->name;
+    t.registers = r;
+    t.ek = ek->name;
+    t.en = en->name;
+    t.column_offset = [&](int i) { return at(k0, add(n0, Expr(i))); };
+    t.edge = [&] { copy({ek, en}); };
+    write_transposed_tiles(*this, t);
   };
   auto transposes = [&] {
     private_bytes_ = add(private_bytes_, Expr(16 * 16 * 4));  // the larger tile's registers
