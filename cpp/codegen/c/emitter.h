@@ -13,7 +13,8 @@
 //                            their elements are addressed (the tiles: transposed_tiles.h)
 //   emitter_row_runs.cpp     which blocks of flattened rows (an implicit GEMM's) are packed and
 //                            stored in runs (the runs' loops: row_runs.h)
-//   emitter_prefetch.cpp     strips of 16: the next program's block prefetched, streamed stores
+//   emitter_prefetch.cpp     which loops go in strips of 16 (strips.h), what each prefetches of the
+//                            next program's blocks, and where a streamed store's elements go
 //   emitter_values.cpp       tensor accesses and the C of a value's element
 //   emitter_materialize.cpp  reductions, dots and operands held in memory
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
@@ -25,8 +26,8 @@
 //                            k loops: mma_steps.h, wgmma_ptx.h's write_wgmma_steps())
 //   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
 // Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h,
-// write_wgmma_steps(), reduction_c.h, transposed_tiles.h and row_runs.h (over code_writer.h's
-// CodeWriter),
+// write_wgmma_steps(), reduction_c.h, transposed_tiles.h, row_runs.h and strips.h (over
+// code_writer.h's CodeWriter),
 // block_ops.h (over EmitContext).
 #pragma once
 

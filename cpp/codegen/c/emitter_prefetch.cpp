@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "codegen/c/emitter.h"
+#include "codegen/c/strips.h"
 
 namespace nt::codegen {
 
@@ -82,50 +83,47 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
                                const std::function<void(const std::vector<Expr>&)>& body, size_t d,
                                std::vector<Expr> index, bool plain, const std::vector<Value>& loads,
                                const std::string& test, bool stream) {
-  const std::string v = index.back()->name;
   const std::string extent = c(simplify(shape[d], env_));
   Expr strip = index_variable("eo", shape[d]);
-  open("for (long " + strip->name + " = 0; " + strip->name + " < " + extent + "; " + strip->name + " += 16)");
-  if (!loads.empty()) {
-    std::vector<Expr> first = index;
-    first.back() = strip;
-    emit_prefetches(loads, first, test);
-  }
-  std::string type;
+  Strips strips;  // strips.h
+  strips.strip = strip->name;
+  strips.index = index.back()->name;
+  strips.extent = extent;
+  strips.before = [&] {
+    if (!loads.empty()) {
+      std::vector<Expr> first = index;
+      first.back() = strip;
+      emit_prefetches(loads, first, test);
+    }
+    if (stream) {
+      stream_buffer_ = fresh("nt_sbuf");
+      line_(strips.type + " " + stream_buffer_ + "[16];");
+    }
+    emit_vector_hint(test, /*wide=*/false);
+  };
+  strips.body = [&] {
+    lane_of_last_ = "(" + strips.index + " - " + strip->name + ")";  // the strip starts at a multiple of 16
+    loops(shape, body, d + 1, index, plain);
+  };
+  Expr lane;
   if (stream) {
-    type = compute_type(k_.params[stream_store_->param].dtype);
-    stream_buffer_ = fresh("nt_sbuf");
-    line_(type + " " + stream_buffer_ + "[16];");
-  }
-  emit_vector_hint(test, /*wide=*/false);
-  open("for (long " + v + " = " + strip->name + "; " + v + " < min(" + strip->name + " + 16L, (long)(" +
-       extent + ")); ++" + v + ")");
-  lane_of_last_ = "(" + v + " - " + strip->name + ")";  // the strip starts at a multiple of 16
-  loops(shape, body, d + 1, index, plain);
-  close();
-  if (stream) {
-    // A whole strip (64 bytes from a 64-byte boundary: stream_test()) as one vector store
-    // around the caches; the last strip of a row shorter than 16 element by element.
-    const std::string ptr = "nt_p" + std::to_string(stream_store_->param);
-    auto at = [&](const Expr& i) {
+    strips.streamed = true;
+    strips.type = compute_type(k_.params[stream_store_->param].dtype);
+    strips.buffer = [&] { return stream_buffer_; };
+    strips.global_pointer = d_.global_pointer;
+    strips.element_at = [&](const std::string& at) {
       std::vector<Expr> e = index;
-      e.back() = i;
-      return "&" + ptr + "[" + c(simplify(stream_store_->access->offset_at(e), env_)) + "]";
+      e.back() = at.empty() ? strip : add(strip, lane);
+      return "&nt_p" + std::to_string(stream_store_->param) + "[" +
+             c(simplify(stream_store_->access->offset_at(e), env_)) + "]";
     };
-    open("if (" + strip->name + " + 16 <= " + extent + ")");
-    line_("__builtin_nontemporal_store(vload16(0, " + stream_buffer_ + "), (" +
-          std::string(d_.global_pointer) + type + "16*)" + at(strip) + ");");
-    close("} else {");
-    ++indent_;
-    Expr lane = index_variable("nt_l", Expr(16));
-    open("for (long " + lane->name + " = 0; " + strip->name + " + " + lane->name + " < " + extent + "; ++" +
-         lane->name + ")");
-    line_("*" + at(add(strip, lane)) + " = " + stream_buffer_ + "[" + lane->name + "];");
-    close();
-    close();
-    stream_buffer_.clear();
+    strips.lane = [&] {
+      lane = index_variable("nt_l", Expr(16));
+      return lane->name;
+    };
   }
-  close();
+  write_strips(*this, strips);
+  stream_buffer_.clear();
 }
 
 std::string Emitter::stream_test(const std::vector<Expr>& index) {
