@@ -38,25 +38,29 @@ TEST(RowRuns, ChunksCheckTheirRowsThenRunOrGoElementByElement) {
   std::vector<std::string> asked;
   std::vector<std::string> runs;
   int each = 0, hints = 0;
-  RowRunChunks chunks;
-  chunks.m = "m";
-  chunks.k = "k";
-  chunks.rows = "64";
-  chunks.columns = "27";
-  chunks.fresh = [&](const std::string& prefix) {
-    asked.push_back(prefix);
-    return prefix + std::to_string(asked.size());
-  };
-  chunks.row_part = [] { return "R(m)"; };
-  chunks.column_part = [] { return "C(k)"; };
-  chunks.hint = [&] { ++hints; };
-  chunks.run = [&](const std::string& at) {
-    runs.push_back(at);
-    out.emit_line("a[k * 64 + m] = x[" + at + "];");
-  };
-  chunks.each = [&] {
-    ++each;
-    out.emit_line("a[k * 64 + m] = x[R(m) + C(k)];");
+  const RowRunChunks chunks{
+      .m = "m",
+      .k = "k",
+      .rows = "64",
+      .columns = "27",
+      .fresh =
+          [&](const std::string& prefix) {
+            asked.push_back(prefix);
+            return prefix + std::to_string(asked.size());
+          },
+      .row_part = [] { return std::string("R(m)"); },
+      .column_part = [] { return std::string("C(k)"); },
+      .hint = [&] { ++hints; },
+      .run =
+          [&](const std::string& at) {
+            runs.push_back(at);
+            out.emit_line("a[k * 64 + m] = x[" + at + "];");
+          },
+      .each =
+          [&] {
+            ++each;
+            out.emit_line("a[k * 64 + m] = x[R(m) + C(k)];");
+          },
   };
   write_row_run_chunks(out, chunks);
   const std::string& s = out.text;

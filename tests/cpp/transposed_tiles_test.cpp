@@ -18,22 +18,24 @@ bool has(const std::string& text, const std::string& what) { return text.find(wh
 TEST(TransposedTiles, TilesLoadColumnsTransposeAndStoreRowsThenTheEdges) {
   StringWriter out;
   int edges = 0;
-  TransposedTiles t;
-  t.width = 8;
-  t.vload = "vload_half";
-  t.pointer = "nt_p1";
-  t.array = "nt_b";
-  t.rows = "40";
-  t.columns = "24";
-  t.k0 = "k0";
-  t.n0 = "n0";
-  t.registers = "r";
-  t.ek = "ek";
-  t.en = "en";
-  t.column_offset = [](int i) { return "k0 + (n0 + " + std::to_string(i) + ") * s"; };
-  t.edge = [&] {
-    ++edges;
-    out.emit_line("nt_b[ek * 24 + en] = nt_p1[ek + en * s];");
+  const TransposedTiles t{
+      .width = 8,
+      .vload = "vload_half",
+      .pointer = "nt_p1",
+      .array = "nt_b",
+      .rows = "40",
+      .columns = "24",
+      .k0 = "k0",
+      .n0 = "n0",
+      .registers = "r",
+      .ek = "ek",
+      .en = "en",
+      .column_offset = [](int i) { return "k0 + (n0 + " + std::to_string(i) + ") * s"; },
+      .edge =
+          [&] {
+            ++edges;
+            out.emit_line("nt_b[ek * 24 + en] = nt_p1[ek + en * s];");
+          },
   };
   write_transposed_tiles(out, t);
   const std::string& s = out.text;
