@@ -197,17 +197,22 @@ def test_build_tunes_over_candidates_of_its_compilation_configs(tmp_path):
 
 
 NEIGHBOURS_SCRIPT = '''
-import json, sys
+import json
 import torch
 import ninetoothed
-sys.path.insert(0, {tests!r})
-from test_tuning_spaces import matmul_kernel
+from ninetoothed import Tensor
 
-kernel = matmul_kernel(tuple(ninetoothed.block_size(16, 64) for _ in range(3)))
-lhs, rhs = torch.randn(67, 45), torch.randn(45, 93)
-output = torch.full((67, 93), float("nan"))
-kernel(lhs, rhs, output)
-assert torch.allclose(output.double(), lhs.double() @ rhs.double(), rtol=1e-5, atol=1e-5)
+def arrangement(x, y, BM=ninetoothed.block_size(8, 64), BN=ninetoothed.block_size(8, 64)):
+    return x.tile((BM, BN)), y.tile((BM, BN))
+
+def application(x, y):
+    y = x * 3 + 1  # noqa: F841
+
+kernel = ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2)))
+x = torch.randn(67, 93)
+y = torch.full_like(x, float("nan"))
+kernel(x, y)
+assert torch.allclose(y, x * 3 + 1, rtol=1e-6, atol=1e-6)
 (record,) = kernel.tuning_report()
 print(json.dumps(record["candidates"]))
 '''
@@ -215,23 +220,28 @@ print(json.dumps(record["candidates"]))
 
 @pytest.mark.parametrize("asked", ("1", "0"))
 def test_tuning_times_the_neighbours_of_the_fastest_sampled_candidate(tmp_path, asked):
-    """Where the default cap leaves configurations untimed (27 here, 12 sampled), GPUs also time the
+    """Where the default cap leaves configurations untimed (16 here, 12 sampled), GPUs also time the
     untimed neighbours of the fastest sample: each block size doubled or halved alone.
     NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it on this device, 0 on none."""
     script = tmp_path / "neighbours.py"
-    script.write_text(NEIGHBOURS_SCRIPT.format(tests=str(pathlib.Path(__file__).resolve().parent)))
+    script.write_text(NEIGHBOURS_SCRIPT)
     env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "cache"), NINETOOTHED_TUNE_NEIGHBOURS=asked)
     result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     candidates = json.loads(result.stdout.strip().splitlines()[-1])
+    # (Where programs run on work-groups, the fastest are timed again on other warps after these.)
+    warps = candidates[0][0].get("num_warps")
+    candidates = [candidate for candidate in candidates if candidate[0].get("num_warps") == warps]
     configs = [tuple(sorted(config.items())) for config, _ in candidates]
     assert len(set(configs)) == len(configs)  # none timed twice
     sampled = candidates[:12]
     best = dict(min(sampled, key=lambda candidate: candidate[1])[0])
     expected = set()
     for name in best:
+        if name == "num_warps":
+            continue
         for value in (best[name] * 2, best[name] // 2):
-            if 16 <= value <= 64:
+            if 8 <= value <= 64:
                 expected.add(tuple(sorted({**best, name: value}.items())))
     expected -= set(configs[:12])
     if asked == "0":
