@@ -321,9 +321,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
       if (one_build) break;  // built above
-      builds.push_back(std::async(std::launch::async, [this, &bound, &target, config, one_build] {
+      builds.push_back(std::async(std::launch::async, [this, &bound, &target, config] {
         try {  // for the device the candidate's launches will run on
-          auto prepared = prepare(bound, config, target, one_build);
+          auto prepared = prepare(bound, config, target);
           if (target.cuda)
             cuda_function(*prepared);
           else
