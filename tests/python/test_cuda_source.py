@@ -221,6 +221,23 @@ def test_flash_attentions_row_statistics_stay_in_registers():
     assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", compiled.source)
 
 
+@pytest.mark.parametrize("application, sliced", (("stored_statistics_application", True),
+                                                 ("added_statistics_application", False)))
+def test_row_vectors_stored_to_a_tensor_the_kernel_reads_keep_the_plain_layout(application, sliced):
+    """Every work-item of a row holds its row vector's element: each stores it, the same value, where
+    the kernel only writes the tensor; where it also reads it (m = m + row_max), each would read what
+    another may have written already, so that size keeps the plain layout."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import test_kernels_attention as attention
+
+    kernel = attention.statistics_kernel(getattr(attention, application))
+    q, k, v = (torch.randn(1, 2, 40, 16).half() for _ in range(3))
+    kernel(q, k, v, 0.25, False, torch.empty_like(q), torch.zeros(1, 2, 40), BLOCK_M=32, BLOCK_N=16)
+    source = kernel._binder.last.cuda_source
+    assert "NT_HELD_A && NT_ROWS" in source
+    assert bool(re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", source)) == sliced
+
+
 def test_row_vectors_folded_across_work_items_keep_the_plain_layout():
     """A slice layout's row vector is held by every work-item of its row: a kernel that folds one
     (here max(row_max)) would count it more than once there, so its row vectors keep the plain layout."""

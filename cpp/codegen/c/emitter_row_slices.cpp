@@ -32,6 +32,7 @@ void Emitter::collect_row_families() {
   struct Shapes : IRVisitor {
     using IRVisitor::visit;
     void visit(const Value& v) override {
+      if (!visited.insert(v.get()).second) return;  // a node shared by several trees: once
       values.push_back(v);
       IRVisitor::visit(v);
     }
@@ -39,6 +40,7 @@ void Emitter::collect_row_families() {
       stmts.push_back(s.get());
       IRVisitor::visit(s);
     }
+    std::set<const ValueNode*> visited;
     std::vector<Value> values;
     std::vector<const StmtNode*> stmts;
   } all;
