@@ -364,6 +364,7 @@ void bind_kernel(py::module_& m) {
                record["candidates"] = candidates;
                record["chosen"] = r.chosen;
                record["from_disk"] = r.from_disk;
+               record["one_build"] = r.one_build;
                records.append(record);
              }
              return records;

@@ -137,6 +137,9 @@ struct TuningRecord {
   std::vector<std::pair<SymbolValues, double>> candidates;  // seconds; infinity if it failed
   SymbolValues chosen;
   bool from_disk = false;  // chosen by an earlier process
+  // The candidates were timed on one build that takes the block sizes as arguments (a CPU's
+  // element-wise kernel: KernelSource::runtime_meta), not each on its own.
+  bool one_build = false;
 };
 
 // The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:

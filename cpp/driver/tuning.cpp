@@ -352,7 +352,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true, one_build); });
     return device_time && on_device > 0.0 ? on_device : wall;
   };
-  TuningRecord record{key, {}, {}, false};
+  TuningRecord record{key, {}, {}, false, one_build};
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
   auto time_all = [&](const std::vector<tune::Config>& configs) {

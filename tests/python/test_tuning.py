@@ -250,5 +250,7 @@ def test_an_elementwise_kernel_times_every_candidate_on_one_build(tmp_path):
     assert "#ifdef NT_RUNTIME_META" in result["source"]
     if ninetoothed._core.current_device()["is_cpu"] and not work_groups:
         assert result["builds"] == 2  # the one all candidates ran on, and the chosen one's own
+        assert result["report"]["one_build"]
     else:  # a GPU, or the work-group layout forced: a build per candidate, as before
         assert result["builds"] >= 6
+        assert not result["report"]["one_build"]
