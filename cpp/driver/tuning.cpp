@@ -383,7 +383,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // is often next to a sampled one (the tutorial's matmul: 128 x 128 x 64 beside 128 x 128 x 32).
   // CPUs skip this: their builds are serialized (PoCL's compiler lock) and first calls would wait.
   // NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it on every device, 0 on none.
-  if (!max_num_configs_ && refines_neighbours(target.cuda || !target.opencl->info().is_cpu)) {
+  // (Not where the test suite lowers the default cap to save builds, unless asked.)
+  if (!max_num_configs_ &&
+      refines_neighbours((target.cuda || !target.opencl->info().is_cpu) && !g_default_cap)) {
     std::vector<tune::Config> near;
     for (tune::Config config : neighbours(bound.values, chosen, launchable)) {
       const bool timed = std::any_of(record.candidates.begin(), record.candidates.end(),
