@@ -329,6 +329,11 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
   return joined;
 }
 
+ClProgram CompiledKernel::opencl_program(const Prepared& prepared, bool keep) const {
+  return ProgramCache::instance().get(*target_device(prepared), opencl_source(prepared.own_programs).source,
+                                      prepared.options, keep);
+}
+
 double CompiledKernel::run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
                            const LaunchTarget& target, bool timed, bool runtime_meta) {
   auto prepared = prepare(bound, meta, target, runtime_meta);

@@ -316,6 +316,9 @@ class CompiledKernel {
   }
   // The prepared launch's device, or its single-threaded companion for a small launch.
   static std::shared_ptr<Device> target_device(const Prepared& prepared);
+  // The OpenCL program of a prepared launch on target_device(), built where ProgramCache has none;
+  // `keep`: its binary goes to the disk cache.
+  ClProgram opencl_program(const Prepared& prepared, bool keep) const;
   // The launch's signature (appended to `key`); false when the arguments do
   // not fit the parameters (the slow path then says why).
   bool signature(const std::vector<LaunchArg>& args, const SymbolValues& constexpr_values,

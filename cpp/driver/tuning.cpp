@@ -309,8 +309,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   if (one_build) {
     try {
       auto prepared = prepare(bound, space.front(), target, /*runtime_meta=*/true);
-      ProgramCache::instance().get(*target_device(*prepared), opencl_source(prepared->own_programs).source,
-                                   prepared->options, /*keep=*/false);
+      opencl_program(*prepared, /*keep=*/false);
     } catch (const std::exception&) {
       one_build = false;  // each candidate on a build of its own, as elsewhere
     }
@@ -327,9 +326,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
           if (target.cuda)
             cuda_function(*prepared);
           else
-            ProgramCache::instance().get(*target_device(*prepared),
-                                         opencl_source(prepared->own_programs).source, prepared->options,
-                                         /*keep=*/false);
+            opencl_program(*prepared, /*keep=*/false);
         } catch (const std::exception&) {
           // timed below as a failure
         }
@@ -419,8 +416,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   if (!target.cuda) {
     try {
       auto prepared = prepare(bound, chosen, target);
-      ProgramCache::instance().get(*target_device(*prepared), opencl_source(prepared->own_programs).source,
-                                   prepared->options);
+      opencl_program(*prepared, /*keep=*/true);
     } catch (const std::exception&) {
       // none was chosen that runs: the launch says why
     }

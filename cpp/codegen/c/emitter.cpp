@@ -170,8 +170,8 @@ KernelSource Emitter::run() {
   // A parameter both stored and loaded could be read by one work-item where another wrote it
   // (a transposed or shifted read, say): with no barrier between them, not distributable.
   for (int param : stored_params_) distributable_ = distributable_ && !loaded_params_.count(param);
-  const std::string body_text = body_.str();
-  out.runtime_meta = runtime_meta(src.str() + body_text);
+  std::string body = body_.str();
+  out.runtime_meta = runtime_meta(src.str() + body);
   src << d_.kernel << " " << out.name << "(";
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ",\n    " : "") << params[i];
   if (!out.runtime_meta.empty()) src << "\n#ifdef NT_RUNTIME_META";
@@ -187,7 +187,6 @@ KernelSource Emitter::run() {
   }
   if (!local_decls_.empty() && !d_.dynamic_local_base.empty()) src << "  " << d_.dynamic_local_base << "\n";
   for (const std::string& line : local_decls_) src << "  " << line << "\n";
-  std::string body = body_text;
   std::string next_program;  // emit_prefetches()
   for (const std::string& line : next_program_lines_) next_program += "  " + line + "\n";
   body.insert(static_cast<size_t>(after_prologue_), next_program);
