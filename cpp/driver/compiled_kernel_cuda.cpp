@@ -161,6 +161,9 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const codegen::KernelSource
   for (const Expr& symbol : collect_vars(source.local_bytes))
     pipelined = pipelined || symbol->name == codegen::kStagesSymbol;
   int64_t stages = mma ? codegen::kDefaultStages : 1;
+  // NT_WGMMA: a tensor-core build for sm_90a (the CUDA dialect's header); NT_WGMMA_DEFER with it
+  // on 256 work-items or more (codegen/c/emitter_pipeline.cpp).
+  const bool wgmma = mma && limits.compute_capability == 90;
   if (auto tuned = meta.find(kNumStagesConfigKey); mma && tuned != meta.end() && tuned->second > 0)
     stages = tuned->second;
   auto shared_of = [&](size_t n) {
@@ -168,6 +171,7 @@ CompiledKernel::CudaBuild CompiledKernel::cuda_build(const codegen::KernelSource
     with_items.emplace(codegen::kWorkItemsSymbol, Expr(static_cast<int64_t>(n)));
     with_items.emplace(codegen::kMmaLayoutSymbol, Expr(int64_t{mma}));
     with_items.emplace(codegen::kStagesSymbol, Expr(stages));
+    with_items.emplace(codegen::kWgmmaDeferSymbol, Expr(int64_t{wgmma && n >= 256}));
     return evaluate_int(source.local_bytes, with_items);
   };
   auto fits = [&](const std::optional<int64_t>& bytes) {

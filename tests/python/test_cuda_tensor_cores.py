@@ -8,6 +8,7 @@ copies (aligned rows, misaligned rows, strided rows, partial blocks, loops short
 pipeline), checked element by element against float64.
 """
 
+import re
 import sys
 
 import pytest
@@ -39,14 +40,68 @@ def test_cuda_source_stages_16_bit_operands_ahead(dtype):
     kernel = make_matmul(DTYPES[dtype][0])
     source = kernel.cuda_source
     for spelling in ("nt_cp_async16(", "nt_ldmatrix_x4(", "nt_ldmatrix_x4_trans(", "NT_CP_ASYNC_COMMIT();",
-                     "NT_CP_ASYNC_WAIT(NT_STAGES - 1);", "#define NT_STAGES 3"):
+                     "NT_CP_ASYNC_WAIT(NT_STAGES > 1 ? NT_STAGES - 2 : 0);", "#define NT_STAGES 3"):
         assert spelling in source, spelling
-    # The operands' buffers hold 16-bit values, NT_STAGES of them each.
+    # The operands' buffers hold 16-bit values, NT_STAGES of them each (one more where wgmma
+    # groups run on: test_k_loop_takes_one_barrier_and_leaves_wgmma_groups_running).
     assert "half* nt_stages" in source if dtype == "float16" else "ushort* nt_stages" in source
     # OpenCL keeps its float staging: none of this reaches its source.
     opencl = kernel.source
     for spelling in ("cp_async", "ldmatrix", "NT_STAGES"):
         assert spelling not in opencl, spelling
+
+
+def k_loop(source):
+    """The text of the first k loop that loads its operands ahead (it counts iterations in nt_it),
+    from its `for` to its closing brace, and the text after it."""
+    start = source.index("for (", source.index(" = 0;\n", source.index("nt_it")) )
+    depth, i = 0, source.index("{", start)
+    while True:
+        depth += {"{": 1, "}": -1}.get(source[i], 0)
+        if depth == 0:
+            return source[start:i + 1], source[i + 1:]
+        i += 1
+
+
+def outside_single_stage(text):
+    """`text` without its `#if NT_STAGES == 1` sections (what a build of one stage adds)."""
+    return re.sub(r"#if NT_STAGES == 1\n.*?#endif\n", "", text, flags=re.S)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_k_loop_takes_one_barrier_and_leaves_wgmma_groups_running(dtype):
+    """An iteration waits for its copies and takes the pipeline's only barrier before it starts the
+    copy NT_STAGES - 1 ahead. On two warpgroups or more (NT_WGMMA_DEFER), its wgmma group runs on
+    while the next iteration starts: the iteration ends waiting for all groups but its own, the loop
+    for all, and the buffers are one more than NT_STAGES."""
+    source = make_matmul(DTYPES[dtype][0]).cuda_source
+    assert "#if defined(NT_WGMMA) && NT_WORK_ITEMS >= 256\n#define NT_WGMMA_DEFER 1" in source
+    assert "#define NT_ASYNC_BUFFERS (NT_STAGES + NT_WGMMA_DEFER)" in source
+    loop, after = k_loop(source[source.index("__global__"):])
+    steady = outside_single_stage(loop)
+    assert steady.count("NT_BARRIER();") == 1
+    wait = steady.index("NT_CP_ASYNC_WAIT(NT_STAGES > 1 ? NT_STAGES - 2 : 0);")
+    assert wait < steady.index("NT_BARRIER();") < steady.index("nt_cp_async16(") < steady.index("NT_WGMMA_FENCE();")
+    assert "(nt_it" in steady and "+ NT_STAGES - 1) % NT_ASYNC_BUFFERS" in steady
+    # The steps' own wait only where groups do not run on; the iteration's and the loop's where they do.
+    assert re.search(r"NT_WGMMA_COMMIT\(\);\s*#if !NT_WGMMA_DEFER\s*NT_WGMMA_WAIT\(0\);", steady)
+    assert re.search(r"#if NT_WGMMA_DEFER\s*NT_WGMMA_WAIT\(1\);", steady)
+    assert re.search(r"^\s*#if NT_WGMMA_DEFER\s*NT_WGMMA_WAIT\(0\);", after)
+    # A single stage: the copy is the iteration's own, waited for and shared before the dot.
+    single = re.search(r"#if NT_STAGES == 1\n(.*?)#endif\n", loop, re.S).group(1)
+    assert "NT_CP_ASYNC_WAIT(0);" in single and "NT_BARRIER();" in single
+
+
+def test_dots_read_at_once_keep_their_waits():
+    """Attention's dots (their results read at once, on mma.sync) leave nothing running: their loop
+    keeps NT_STAGES buffers, one barrier of its own and no wgmma waits."""
+    from test_cuda_source import _attention_source
+
+    source = _attention_source().cuda_source
+    assert "NT_WGMMA_DEFER" not in source and "NT_ASYNC_BUFFERS" not in source
+    loop, _ = k_loop(source[source.index("__global__"):])
+    assert "+ NT_STAGES - 1) % NT_STAGES" in loop
+    assert loop.index("NT_CP_ASYNC_WAIT(NT_STAGES > 1 ? NT_STAGES - 2 : 0);") < loop.index("NT_BARRIER();")
 
 
 def test_float32_dots_load_nothing_ahead():
@@ -171,6 +226,45 @@ def test_warpgroup_mma_on_cuda(dtype, layout, transposed, blocks):
     kernel(a, b, c, BM=bm, BN=bn, BK=bk)
     expected = (a.double() @ (b.double().t() if transposed else b.double())).float()
     torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stages", (1, 2, 4))
+def test_wgmma_groups_running_on_at_every_number_of_stages(dtype, stages):
+    """Two warpgroups (NT_WGMMA_DEFER on Hopper): each iteration's wgmma group runs on into the
+    next, over NT_STAGES + 1 buffers: one stage (the copy is the iteration's own), two, and more
+    than the loop has iterations in its partial last block (k = 200, BK 64)."""
+    m, k, n = 300, 200, 260
+    a, b = operands(m, k, n, DTYPES[dtype][1], "contiguous")
+    kernel = make_matmul(DTYPES[dtype][0], num_warps=8, num_stages=stages)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel(a, b, c, BM=128, BN=128, BK=64)
+    torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
+
+
+def twice_application(a, b, c):
+    """Two k loops in a row in one program: the second's first copies go to buffers the first's
+    last wgmma groups read."""
+    first = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        first += ntl.dot(a[k], b[k])
+    second = ntl.zeros(c.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        second += ntl.dot(a[k], b[k])
+    c = first + 2 * second  # noqa: F841
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_k_loops_one_after_another_share_their_buffers_safely(dtype):
+    m, k, n = 260, 330, 200
+    a, b = operands(m, k, n, DTYPES[dtype][1], "contiguous")
+    tensors = (Tensor(2, dtype=DTYPES[dtype][0]), Tensor(2, dtype=DTYPES[dtype][0]), Tensor(2, dtype=ninetoothed.float32))
+    kernel = ninetoothed.make(matmul_arrangement, twice_application, tensors, num_warps=8, num_stages=3)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel(a, b, c, BM=128, BN=64, BK=64)
+    torch.testing.assert_close(c, 3 * (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
 
 
 BM, BN, BK = (ninetoothed.Symbol(name, constexpr=True) for name in ("BM", "BN", "BK"))

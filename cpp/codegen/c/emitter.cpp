@@ -153,6 +153,11 @@ KernelSource Emitter::run() {
       src << "#ifdef NT_NO_HELD_A\n#define NT_HELD_A 0\n#else\n#define NT_HELD_A 1\n#endif\n";
     if (pipelined_)
       src << "#ifndef NT_STAGES\n#define NT_STAGES " + std::to_string(kDefaultStages) + "\n#endif\n";
+    // Warpgroup MMAs left running into the next iteration (emitter_pipeline.cpp) on two warpgroups
+    // or more: on one, two programs an SM on fewer buffers measured faster.
+    if (async_buffers_)
+      src << "#if defined(NT_WGMMA) && NT_WORK_ITEMS >= 256\n#define NT_WGMMA_DEFER 1\n#else\n"
+          << "#define NT_WGMMA_DEFER 0\n#endif\n#define " << kAsyncBuffersMacro << " (NT_STAGES + NT_WGMMA_DEFER)\n";
   }
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";

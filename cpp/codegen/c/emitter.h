@@ -320,7 +320,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   StagedLayout operand_layout(const Value& dot, int which, int& pad);
   // Declares the local array `name` of `type` for a dot operand of `shape` laid out as `layout` (rows
   // padded by `pad` elements in the mma layout; 1024-byte aligned where swizzled), `copies` of it
-  // where given (NT_STAGES; counted in local_bytes by kStagesSymbol); returns one copy's elements.
+  // where given (NT_STAGES or NT_ASYNC_BUFFERS; counted in local_bytes by kStagesSymbol and
+  // kWgmmaDeferSymbol); returns one copy's elements.
   std::string declare_operand_array(const std::string& type, const std::string& name,
                                     const std::vector<Expr>& shape, const StagedLayout& layout, int pad,
                                     int element_bytes, const std::string& copies,
@@ -368,8 +369,17 @@ class Emitter : public EmitContext, private IndexTables::Host {
     std::string slot;
   };
   // The operands of `loop` to load NT_STAGES - 1 iterations ahead: the blocks its tensor-core dots
-  // multiply, where the body writes no tensor (none without d_.mma_async_staging).
-  std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop);
+  // multiply, where the body writes no tensor (none without d_.mma_async_staging); `buffers` of
+  // each (NT_STAGES, or kAsyncBuffersMacro where the loop defers its wgmma waits).
+  std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop, const std::string& buffers);
+  // Are all of `loop`'s own dots accumulations (`acc += dot(a, b)`) of warpgroup-MMA shapes, whose
+  // wgmma groups may run on into the next iteration (emitter_pipeline.cpp)?
+  bool defers_wgmma_waits(const Stmt& loop);
+  // While a loop that defers its wgmma waits emits its body: set; the dots that deferred theirs
+  // (write_wgmma_steps()'s defer_wait) add their accumulators and tile layouts, which the loop
+  // waits for (NT_WGMMA_WAIT) at each iteration's end and after it.
+  bool defer_wgmma_waits_ = false;
+  std::vector<std::pair<std::string, int>> deferred_wgmma_;
   // `loop`'s dots' operands bound before it (Lets), staged once before it (the keys to drop after).
   std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);
   // The copies of the operands' blocks at loop index `index` (C), where it is below `stop`, into
@@ -425,6 +435,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // pitched_operand(): operands a pipelined k loop has staged already (the iteration's slot).
   std::map<const ir::ValueNode*, std::pair<std::string, StagedLayout>> staged_operands_;
   bool pipelined_ = false;        // a k loop loads ahead: the source defines NT_STAGES
+  bool async_buffers_ = false;    // and one keeps NT_ASYNC_BUFFERS
   bool uses_transposes_ = false;  // the kernel needs nt_transpose16() and nt_transpose8()
   // Mode::WorkItem: `v`, a dot's `a` operand (float32) whose rows unravel a flattened dimension
   // (offset R(m) + C(k), R dividing m: an implicit GEMM's output positions), packed

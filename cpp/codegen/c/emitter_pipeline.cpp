@@ -2,15 +2,25 @@
 //
 // In: a For statement whose body multiplies, on tensor cores, blocks loaded at the loop's index
 // (a matmul's `dot(input[k], other[k])`, attention's blocks of k and v) and writes no tensor.
-// Out: that loop with each such operand in NT_STAGES buffers of its own type (16-bit or float):
+// Out: that loop with each such operand in buffers of its own type (16-bit or float):
 //
 //   the copies of iterations 0 .. NT_STAGES - 2 start (one cp.async group each);
 //   for each iteration t:
-//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer iteration t - 1 read;
-//     this thread waits for its copies of iteration t (all but the NT_STAGES - 1 newest
-//     groups), and the block for everyone's (a barrier);
-//     the body runs, its dots reading buffer t % NT_STAGES (pitched_operand());
-//     a barrier: every warp is done with the buffer the next iteration overwrites.
+//     this thread waits for its copies of iteration t (all but the NT_STAGES - 2 newest
+//     groups), and the block for everyone's (a barrier: one an iteration);
+//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer no dot reads any more;
+//     (NT_STAGES 1: it is iteration t's own, waited for at once, with a barrier);
+//     the body runs, its dots reading buffer t % buffers (pitched_operand());
+//   after the loop, a barrier: the loop may run again, its first copies overwriting buffers.
+//
+// The barrier at an iteration's start is the only one the pipeline takes: every warp is past the
+// previous iteration's body, so the buffer the new copy goes to is free. Buffers: NT_STAGES, each
+// free once its iteration's body is done. Where every dot of the body is an accumulation on
+// Hopper's warpgroup MMAs (defers_wgmma_waits()) and the build has NT_WGMMA_DEFER (NT_WGMMA on
+// 256 work-items or more), the dots do not wait for their wgmma groups: iteration t's group runs
+// on while iteration t + 1's copies start, and each iteration ends waiting for all but its own
+// (NT_WGMMA_WAIT(1)); all are waited for after the loop. A buffer is then free one iteration
+// later, so such a loop keeps NT_ASYNC_BUFFERS (NT_STAGES + NT_WGMMA_DEFER) buffers.
 //
 // Loads run no further than the loop does, and each reads what the iteration it belongs to
 // would have read: a block in bounds, contiguous and aligned is copied by cp.async, any other
@@ -113,7 +123,17 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
   return staged;
 }
 
-std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop) {
+bool Emitter::defers_wgmma_waits(const Stmt& loop) {
+  if (wgmma_shapes_.empty()) return false;
+  std::set<const ValueNode*> accumulated;
+  for (const StmtNode* s : accumulated_dots(loop)) accumulated.insert(s->value->operands[1].get());
+  const std::vector<Value> dots = body_dots(loop);
+  for (const Value& dot : dots)
+    if (!accumulated.count(dot.get()) || !wgmma_shapes_.count(shape_key(dot->type.shape))) return false;
+  return !dots.empty();
+}
+
+std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop, const std::string& buffers) {
   std::vector<PipelinedOperand> operands;
   if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return operands;
   if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;
@@ -142,11 +162,12 @@ std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& l
       o.layout = operand_layout(dot, which, pad);
       o.array = fresh("nt_stages");
       o.slot = declare_operand_array(staged_type(load->type.dtype), o.array, load->type.shape, o.layout, pad,
-                                     staged_size(load->type.dtype), "NT_STAGES");
+                                     staged_size(load->type.dtype), buffers);
       operands.push_back(std::move(o));
     }
   }
   if (!operands.empty()) pipelined_ = true;
+  if (!operands.empty() && buffers == kAsyncBuffersMacro) async_buffers_ = true;
   return operands;
 }
 

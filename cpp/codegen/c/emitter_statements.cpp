@@ -11,6 +11,7 @@
 #include "codegen/c/c_types.h"
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/emitter.h"
+#include "codegen/c/wgmma_ptx.h"
 #include "codegen/c/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -293,7 +294,9 @@ void Emitter::emit_for_loop(const Stmt& s) {
   // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
   // iterations' copies start before the loop; `it` counts iterations.
   const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
-  const std::vector<PipelinedOperand> ahead = pipelined_operands(s);
+  const bool defers = defers_wgmma_waits(s);
+  const std::string buffers = defers ? kAsyncBuffersMacro : "NT_STAGES";
+  const std::vector<PipelinedOperand> ahead = pipelined_operands(s, buffers);
   std::string it;
   if (!ahead.empty()) {
     open("");
@@ -310,28 +313,53 @@ void Emitter::emit_for_loop(const Stmt& s) {
       s->stop->kind == ValueKind::Constant) {
     env_.set_symbolic(v, s->start->expr, sub(s->stop->expr, 1));
   }
-  if (!ahead.empty()) {
-    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
-                "(" + it + " + NT_STAGES - 1) % NT_STAGES");
-    line_("NT_CP_ASYNC_WAIT(NT_STAGES - 1);");
-    bool swizzled = false;  // read by wgmma, which needs what the copies and stores wrote fenced
-    for (const PipelinedOperand& o : ahead) swizzled = swizzled || !o.layout.swizzled.empty();
+  bool swizzled = false;  // read by wgmma, which needs what the copies and stores wrote fenced
+  for (const PipelinedOperand& o : ahead) swizzled = swizzled || !o.layout.swizzled.empty();
+  auto landed = [&](const std::string& pending) {  // this thread's copies but `pending` groups, everyone's
+    line_("NT_CP_ASYNC_WAIT(" + pending + ");");
     if (swizzled) line_("NT_ASYNC_PROXY_FENCE();");
     barrier();
+  };
+  if (!ahead.empty()) {
+    landed("NT_STAGES > 1 ? NT_STAGES - 2 : 0");
+    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
+                "(" + it + " + NT_STAGES - 1) % " + buffers);
+    line_("#if NT_STAGES == 1");  // the copy was this iteration's own
+    landed("0");
+    line_("#endif");
     for (const PipelinedOperand& o : ahead)
-      staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % NT_STAGES * (" + o.slot + "))",
+      staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % " + buffers + " * (" + o.slot + "))",
                                         o.layout};
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;
+  const bool saved_defer = defer_wgmma_waits_;
+  auto saved_deferred = std::move(deferred_wgmma_);
+  deferred_wgmma_.clear();
+  defer_wgmma_waits_ = defers && !ahead.empty();
   scoped([&] { emit_list(s->body); });
+  defer_wgmma_waits_ = saved_defer;
+  const auto deferred = std::move(deferred_wgmma_);
+  deferred_wgmma_ = std::move(saved_deferred);
   loop_vars_ = saved;
-  if (!ahead.empty()) {
-    barrier();  // every warp is done with the buffer the next iteration's copies overwrite
+  // The wgmma groups the body's dots left running: all but this iteration's are done (the
+  // buffers they read are free), and after the loop all are.
+  auto wait_deferred = [&](int pending) {
+    if (deferred.empty()) return;
+    line_("#if NT_WGMMA_DEFER");
+    line_("NT_WGMMA_WAIT(" + std::to_string(pending) + ");");
+    for (const auto& [acc, layout] : deferred) hold_wgmma_accumulators(*this, acc, layout);
+    line_("#endif");
+  };
+  wait_deferred(1);
+  if (!ahead.empty())
     for (const PipelinedOperand& o : ahead) staged_operands_.erase(o.load.get());
-  }
   close();
-  if (!ahead.empty()) line_("NT_CP_ASYNC_WAIT(0);");
+  wait_deferred(0);
+  if (!ahead.empty()) {
+    line_("NT_CP_ASYNC_WAIT(0);");
+    barrier();  // the loop may run again: its first copies overwrite buffers its last dots read
+  }
   for (const ValueNode* v : invariant) staged_operands_.erase(v);
 }
 

@@ -101,7 +101,11 @@ std::string Emitter::declare_operand_array(const std::string& type, const std::s
   // Padded only in the mma layout; the padding counts only there (kMmaLayoutSymbol).
   const Expr padded = add(shape[1], mul(var(kMmaLayoutSymbol), static_cast<int64_t>(pad)));
   Expr bytes = mul(mul(shape[0], padded), static_cast<int64_t>(element_bytes));
-  if (!copies.empty()) bytes = mul(var(kStagesSymbol), bytes);
+  // NT_STAGES copies, or NT_ASYNC_BUFFERS: one more where NT_WGMMA_DEFER (kWgmmaDeferSymbol).
+  if (copies == kAsyncBuffersMacro)
+    bytes = mul(add(var(kStagesSymbol), var(kWgmmaDeferSymbol)), bytes);
+  else if (!copies.empty())
+    bytes = mul(var(kStagesSymbol), bytes);
   // wgmma's swizzled atoms repeat every 1024 bytes (nt_wgmma_at()).
   declare_local(type, name, copies.empty() ? one : copies + " * " + one, bytes, attributes,
                 layout.swizzled.empty() ? 16 : 1024);
@@ -315,7 +319,12 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
           if (c != wgmma) wgmma = "(" + wgmma + ") && (" + c + ")";
         line_("#ifdef NT_WGMMA");
         open("if (" + wgmma + ")");
-        write_wgmma_steps(*this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt});
+        // In a loop that waits for its dots' groups itself (emit_for_loop()), an accumulator held in
+        // the tile layout is left to it.
+        const bool defer = defer_wgmma_waits_ && held && accumulate;
+        if (defer) deferred_wgmma_.emplace_back(acc, layout);
+        write_wgmma_steps(*this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt,
+                                  defer ? "NT_WGMMA_DEFER" : ""});
         close("} else");
         line_("#endif");
         open("");

@@ -52,7 +52,7 @@ struct KernelSource {
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
   // The local memory a program on a work-group needs (an upper bound), over those symbols
-  // kWorkItemsSymbol (the work-items of a program), kMmaLayoutSymbol and kStagesSymbol.
+  // kWorkItemsSymbol (the work-items of a program), kMmaLayoutSymbol, kStagesSymbol and kWgmmaDeferSymbol.
   Expr local_bytes = Expr(0);
   // The meta symbols that a build with -DNT_RUNTIME_META (and no -D of them) takes as kernel
   // arguments after `args`, in this order, so that one build serves every configuration (tuning's
@@ -70,6 +70,12 @@ inline constexpr const char* kMmaLayoutSymbol = "nt_mma_layout";
 // The symbol local_bytes names NT_STAGES by: the buffers a k loop's tensor-core operands are
 // loaded ahead into (codegen/c/emitter_pipeline.cpp; CUDA C only).
 inline constexpr const char* kStagesSymbol = "nt_stages";
+// The symbol local_bytes names NT_WGMMA_DEFER by: 1 in a build with NT_WGMMA (Hopper's warpgroup
+// MMAs: a tensor-core build for sm_90a) on 256 work-items or more, else 0. A k loop whose dots'
+// wgmma groups then run on into the next iteration keeps one buffer more than NT_STAGES
+// (NT_ASYNC_BUFFERS; codegen/c/emitter_pipeline.cpp).
+inline constexpr const char* kWgmmaDeferSymbol = "nt_wgmma_defer";
+inline constexpr const char* kAsyncBuffersMacro = "NT_ASYNC_BUFFERS";
 // NT_STAGES where a build does not set it (num_stages not given).
 inline constexpr int kDefaultStages = 3;
 

@@ -83,12 +83,7 @@ void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
   auto close = [&] { out.emit_close(); };
   const std::string width = "NT_WGMMA_N(NT_COLS" + n + ")";
   // The accumulators' registers, read and written only after what came before (the wait).
-  auto hold = [&] {
-    line_("NT_UNROLL");
-    open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
-    line_("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
-    close();
-  };
+  auto hold = [&] { hold_wgmma_accumulators(out, acc, steps.layout); };
   line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
   hold();  // as they are now: wgmma.fence orders their earlier writes
   line_("NT_WGMMA_FENCE();");
@@ -118,8 +113,18 @@ void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
   close();
   close();
   line_("NT_WGMMA_COMMIT();");
+  if (!steps.defer_macro.empty()) line_("#if !" + steps.defer_macro);
   line_("NT_WGMMA_WAIT(0);");
   hold();
+  if (!steps.defer_macro.empty()) line_("#endif");
+}
+
+void hold_wgmma_accumulators(CodeWriter& out, const std::string& acc, int layout) {
+  const std::string n = std::to_string(layout);
+  out.emit_line("NT_UNROLL");
+  out.emit_open("for (int nt_s = 0; nt_s < NT_R" + n + " * NT_C" + n + "; ++nt_s)");
+  out.emit_line("NT_WGMMA_HOLD(" + acc + "[nt_s]);");
+  out.emit_close();
 }
 
 }  // namespace nt::codegen

@@ -44,7 +44,7 @@ std::string wgmma_helpers();
 // rows (C) in atoms of rows of A_columns; b is in B likewise, k-major where `b_k_major` (trans(x)
 // staged as x), else n-major (rows of k). `type`: f16 or bf16. Warpgroup g multiplies rows 64 g to
 // 64 g + 63 of each 16 NT_WM rows by all NT_COLS columns, in wgmma's of NT_WGMMA_N columns, and
-// waits for its group before the accumulators are read.
+// waits for its group before the accumulators are read (unless defer_macro).
 struct WgmmaSteps {
   std::string type;
   int layout = 0;
@@ -53,7 +53,14 @@ struct WgmmaSteps {
   std::string B, B_rows, B_columns;
   std::string K;
   bool b_k_major = false;
+  // Where this macro is 1 at build, leave the group running: the caller waits for it
+  // (NT_WGMMA_WAIT) before acc is read, and before the operands' buffers are written again.
+  std::string defer_macro;
 };
 void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps);
+
+// acc's registers (tile layout `layout`'s slots) read and written only after what came before
+// (NT_WGMMA_HOLD): after a wait for the groups that write them.
+void hold_wgmma_accumulators(CodeWriter& out, const std::string& acc, int layout);
 
 }  // namespace nt::codegen
