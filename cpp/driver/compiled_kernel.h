@@ -350,8 +350,10 @@ class CompiledKernel {
   // `launchable`)?
   bool in_tuning_space(const SymbolMap& values, const tune::Config& config,
                        const Launchable& launchable) const;
-  // The configurations next to `best` in tuning's space: each block size doubled or halved alone.
-  std::vector<tune::Config> neighbours(const SymbolMap& values, const tune::Config& best,
+  // The configurations next to `best` (run on `warps` warps) in tuning's space: each block size
+  // doubled or halved alone, and doubled on twice the warps where `other_warps` holds that number.
+  std::vector<tune::Config> neighbours(const SymbolMap& values, const tune::Config& best, size_t warps,
+                                       const std::vector<size_t>& other_warps,
                                        const Launchable& launchable) const;
 
   struct Built {

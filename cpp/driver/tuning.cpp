@@ -154,15 +154,24 @@ bool CompiledKernel::in_tuning_space(const SymbolMap& values, const tune::Config
 }
 
 std::vector<tune::Config> CompiledKernel::neighbours(const SymbolMap& values, const tune::Config& best,
+                                                     size_t warps, const std::vector<size_t>& other_warps,
                                                      const Launchable& launchable) const {
   std::vector<tune::Config> near;
+  // A tile twice as large on twice the warps keeps each warp's share (the float16 matmul's best
+  // on Hopper, 128 x 256 x 64 on 8 warps, is next to 128 x 128 x 64 on 4).
+  const bool more_warps = std::find(other_warps.begin(), other_warps.end(), 2 * warps) != other_warps.end();
   for (const std::string& name : plan_.meta_symbols) {
     auto value = best.find(name);
     if (value == best.end()) continue;
     for (int64_t next : {value->second * 2, value->second / 2}) {
       tune::Config config = best;
       config[name] = next;
-      if (next > 0 && in_tuning_space(values, config, launchable)) near.push_back(config);
+      if (next <= 0 || !in_tuning_space(values, config, launchable)) continue;
+      near.push_back(config);
+      if (next > value->second && more_warps) {
+        config[kNumWarpsConfigKey] = static_cast<int64_t>(2 * warps);
+        if (in_tuning_space(values, config, launchable)) near.push_back(config);
+      }
     }
   }
   return near;
@@ -375,6 +384,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
   };
   time_all(space);
+  auto timed = [&](const tune::Config& config) {
+    return std::any_of(record.candidates.begin(), record.candidates.end(),
+                       [&](const auto& candidate) { return candidate.first == config; });
+  };
   // On a GPU, where the default cap left configurations untimed, the fastest one's untimed neighbours
   // (each block size doubled or halved): the spread samples the space coarsely, and the best tile
   // is often next to a sampled one (the tutorial's matmul: 128 x 128 x 64 beside 128 x 128 x 32).
@@ -383,12 +396,14 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // (Not where the test suite lowers the default cap to save builds, unless asked.)
   if (!max_num_configs_ &&
       refines_neighbours((target.cuda || !target.opencl->info().is_cpu) && !g_default_cap)) {
+    size_t warps = kDefaultNumWarps;  // those the sampled candidates ran on
+    if (auto given = fixed.find(kNumWarpsConfigKey); given != fixed.end())
+      warps = static_cast<size_t>(given->second);
+    if (auto own = chosen.find(kNumWarpsConfigKey); own != chosen.end())
+      warps = static_cast<size_t>(own->second);
     std::vector<tune::Config> near;
-    for (tune::Config config : neighbours(bound.values, chosen, launchable)) {
-      const bool timed = std::any_of(record.candidates.begin(), record.candidates.end(),
-                                     [&](const auto& candidate) { return candidate.first == config; });
-      if (!timed) near.push_back(std::move(config));
-    }
+    for (tune::Config config : neighbours(bound.values, chosen, warps, other_warps, launchable))
+      if (!timed(config)) near.push_back(std::move(config));
     prebuilt_only(near, false);
     build_all(near);
     time_all(near);
@@ -404,7 +419,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       for (size_t n : other_warps) {
         tune::Config config = ranked[i].second;
         config[kNumWarpsConfigKey] = static_cast<int64_t>(n);
-        warps.push_back(config);
+        if (!timed(config)) warps.push_back(config);  // a neighbour may have been
       }
     }
     prebuilt_only(warps, false);

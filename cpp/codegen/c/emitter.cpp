@@ -157,7 +157,8 @@ KernelSource Emitter::run() {
     // or more: on one, two programs an SM on fewer buffers measured faster.
     if (async_buffers_)
       src << "#if defined(NT_WGMMA) && NT_WORK_ITEMS >= 256\n#define NT_WGMMA_DEFER 1\n#else\n"
-          << "#define NT_WGMMA_DEFER 0\n#endif\n#define " << kAsyncBuffersMacro << " (NT_STAGES + NT_WGMMA_DEFER)\n";
+          << "#define NT_WGMMA_DEFER 0\n#endif\n#define " << kAsyncBuffersMacro
+          << " (NT_STAGES + NT_WGMMA_DEFER)\n";
   }
   for (const std::string& m : unit_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";

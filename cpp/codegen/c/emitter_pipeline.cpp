@@ -6,21 +6,30 @@
 //
 //   the copies of iterations 0 .. NT_STAGES - 2 start (one cp.async group each);
 //   for each iteration t:
-//     this thread waits for its copies of iteration t (all but the NT_STAGES - 2 newest
-//     groups), and the block for everyone's (a barrier: one an iteration);
-//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer no dot reads any more;
-//     (NT_STAGES 1: it is iteration t's own, waited for at once, with a barrier);
-//     the body runs, its dots reading buffer t % buffers (pitched_operand());
-//   after the loop, a barrier: the loop may run again, its first copies overwriting buffers.
+//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer iteration t - 1 read;
+//     this thread waits for its copies of iteration t (all but the NT_STAGES - 1 newest
+//     groups), and the block for everyone's (a barrier);
+//     the body runs, its dots reading buffer t % NT_STAGES (pitched_operand());
+//     a barrier: every warp is done with the buffer the next iteration overwrites.
 //
-// The barrier at an iteration's start is the only one the pipeline takes: every warp is past the
-// previous iteration's body, so the buffer the new copy goes to is free. Buffers: NT_STAGES, each
-// free once its iteration's body is done. Where every dot of the body is an accumulation on
-// Hopper's warpgroup MMAs (defers_wgmma_waits()) and the build has NT_WGMMA_DEFER (NT_WGMMA on
-// 256 work-items or more), the dots do not wait for their wgmma groups: iteration t's group runs
-// on while iteration t + 1's copies start, and each iteration ends waiting for all but its own
-// (NT_WGMMA_WAIT(1)); all are waited for after the loop. A buffer is then free one iteration
-// later, so such a loop keeps NT_ASYNC_BUFFERS (NT_STAGES + NT_WGMMA_DEFER) buffers.
+// Where every dot of the body is an accumulation on Hopper's warpgroup MMAs
+// (defers_wgmma_waits(), `acc += dot(a[k], b[k])`), the loop is written so that on two
+// warpgroups or more (NT_WGMMA_DEFER: NT_WGMMA on 256 work-items or more) the dots need not wait
+// for their wgmma groups:
+//
+//   for each iteration t:
+//     this thread waits for its copies of iteration t (all but NT_STAGES - 2 groups), and the
+//     block for everyone's: the only barrier, so every warp is past iteration t - 1's wait;
+//     the copy of iteration t + NT_STAGES - 1 starts, into the buffer of iteration t - 2, which
+//     that wait made free (NT_STAGES 1: the copy is iteration t's own, waited for at once);
+//     the body runs, its wgmma group left running (NT_WGMMA_DEFER), and the iteration ends
+//     waiting for all groups but its own (NT_WGMMA_WAIT(1));
+//   after the loop, a wait for all groups, and a barrier: the loop may run again.
+//
+// Buffers: NT_ASYNC_BUFFERS (NT_STAGES + NT_WGMMA_DEFER). Without NT_WGMMA_DEFER (one warpgroup,
+// or no wgmma) the dots wait for their own groups and the same order needs NT_STAGES buffers.
+// On one warpgroup, two programs an SM on three buffers measured faster than one on four; on
+// two, the groups left running measured 1.25x faster (docs/performance.md).
 //
 // Loads run no further than the loop does, and each reads what the iteration it belongs to
 // would have read: a block in bounds, contiguous and aligned is copied by cp.async, any other
@@ -133,7 +142,8 @@ bool Emitter::defers_wgmma_waits(const Stmt& loop) {
   return !dots.empty();
 }
 
-std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop, const std::string& buffers) {
+std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop,
+                                                                   const std::string& buffers) {
   std::vector<PipelinedOperand> operands;
   if (!group_ || serial_ || !d_.mma_async_staging || mma_shapes_.empty()) return operands;
   if (loop->step->kind != ValueKind::Constant || loop->step->expr.as_int().value_or(0) <= 0) return operands;

@@ -11,8 +11,8 @@
 #include "codegen/c/c_types.h"
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/emitter.h"
-#include "codegen/c/wgmma_ptx.h"
 #include "codegen/c/math_calls.h"
+#include "codegen/c/wgmma_ptx.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
 #include "lower/program_layout.h"
@@ -320,13 +320,18 @@ void Emitter::emit_for_loop(const Stmt& s) {
     if (swizzled) line_("NT_ASYNC_PROXY_FENCE();");
     barrier();
   };
-  if (!ahead.empty()) {
+  const std::string next_slot = "(" + it + " + NT_STAGES - 1) % " + buffers;
+  if (!ahead.empty() && defers) {  // one barrier an iteration, before the copy ahead
     landed("NT_STAGES > 1 ? NT_STAGES - 2 : 0");
-    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop,
-                "(" + it + " + NT_STAGES - 1) % " + buffers);
+    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
     line_("#if NT_STAGES == 1");  // the copy was this iteration's own
     landed("0");
     line_("#endif");
+  } else if (!ahead.empty()) {  // the copy ahead first, then the wait; a barrier at the end too
+    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
+    landed("NT_STAGES - 1");
+  }
+  if (!ahead.empty()) {
     for (const PipelinedOperand& o : ahead)
       staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % " + buffers + " * (" + o.slot + "))",
                                         o.layout};
@@ -352,14 +357,13 @@ void Emitter::emit_for_loop(const Stmt& s) {
     line_("#endif");
   };
   wait_deferred(1);
-  if (!ahead.empty())
-    for (const PipelinedOperand& o : ahead) staged_operands_.erase(o.load.get());
+  if (!ahead.empty() && !defers) barrier();  // every warp is done with the buffer the next copy overwrites
+  for (const PipelinedOperand& o : ahead) staged_operands_.erase(o.load.get());
   close();
   wait_deferred(0);
-  if (!ahead.empty()) {
-    line_("NT_CP_ASYNC_WAIT(0);");
-    barrier();  // the loop may run again: its first copies overwrite buffers its last dots read
-  }
+  if (!ahead.empty()) line_("NT_CP_ASYNC_WAIT(0);");
+  // The loop may run again: its first copies overwrite buffers its last dots read.
+  if (!ahead.empty() && defers) barrier();
   for (const ValueNode* v : invariant) staged_operands_.erase(v);
 }
 
