@@ -312,6 +312,18 @@ void bind_kernel(py::module_& m) {
           "cuda_source", [](const CompiledKernel& k) { return k.cuda_source().source; },
           "The kernel in CUDA C, as NVRTC compiles it for CUDA tensors (made on first use).")
       .def(
+          "cuda_shared_bytes",
+          [](const CompiledKernel& k,
+             const std::map<std::string, int64_t>& values) -> std::optional<int64_t> {
+            SymbolMap symbols;
+            for (const auto& [name, value] : values) symbols.emplace(name, Expr(value));
+            return evaluate_int(k.cuda_source().local_bytes, symbols);
+          },
+          py::arg("values"),
+          "The shared memory a program of the CUDA C source takes (the bound a launch asks for), given "
+          "its symbols' values: block sizes by name, nt_work_items, nt_mma_layout, nt_stages and "
+          "nt_wgmma_defer (codegen/c/kernel_source.h); None where one is missing.")
+      .def(
           "launch_plan",
           [](const CompiledKernel& k, const std::optional<std::map<int, double>>& fixed_scalars, bool cuda) {
             LaunchPlan plan = k.plan();
