@@ -221,6 +221,25 @@ def test_flash_attentions_row_statistics_stay_in_registers():
     assert not re.search(r"#define NT_COL\d+\(tx, c\) NT_ROW", compiled.source)
 
 
+def test_flash_attention_fits_two_programs_an_sm():
+    """The shared memory a program asks for (CompiledKernel.cuda_shared_bytes): at 128 x 64 blocks of
+    head dim 64 on 4 warps, q, p, three stages of k and v, and the two row reductions' partials,
+    bounded by the family's widest columns (the head's NT_TX). Two programs fit an H100's or
+    H200's 228 KB; bounded by rows x work-items, the partials alone took 128 KB and one fit."""
+    compiled = _attention_source()
+    sizes = {f"ninetoothed_tensor_{i}_size_3": 64 for i in (0, 1, 2, 5)}
+
+    def shared(block_m, block_n, work_items, **symbols):
+        values = {"BLOCK_M": block_m, "BLOCK_N": block_n, "nt_work_items": work_items, "nt_mma_layout": 1,
+                  "nt_stages": 3, "nt_wgmma_defer": 0, **sizes, **symbols}
+        return compiled.cuda_shared_bytes(values)
+
+    staged = 2 * (128 * 64 + 128 * 64 + 3 * 2 * 64 * 64)  # q, p, k and v (16-bit)
+    assert staged < shared(128, 64, 128) <= 113 * 1024
+    assert shared(128, 64, 128) < shared(128, 64, 256) < shared(128, 64, 256, nt_stages=4)
+    assert compiled.cuda_shared_bytes({"BLOCK_M": 128}) is None  # a symbol missing
+
+
 @pytest.mark.parametrize("application, sliced", (("stored_statistics_application", True),
                                                  ("added_statistics_application", False)))
 def test_row_vectors_stored_to_a_tensor_the_kernel_reads_keep_the_plain_layout(application, sliced):

@@ -90,6 +90,13 @@ def test_k_loop_takes_one_barrier_and_leaves_wgmma_groups_running(dtype):
     # A single stage: the copy is the iteration's own, waited for and shared before the dot.
     single = re.search(r"#if NT_STAGES == 1\n(.*?)#endif\n", loop, re.S).group(1)
     assert "NT_CP_ASYNC_WAIT(0);" in single and "NT_BARRIER();" in single
+    # The shared memory a launch asks for counts the buffer more (128 x 64 and 64 x 128 of 16 bits).
+    compiled = make_matmul(DTYPES[dtype][0])._most_recent()
+    values = {"BM": 128, "BN": 128, "BK": 64, "nt_work_items": 256, "nt_mma_layout": 1, "nt_stages": 3}
+    running_on = compiled.cuda_shared_bytes({**values, "nt_wgmma_defer": 1})
+    waited_for = compiled.cuda_shared_bytes({**values, "nt_wgmma_defer": 0})
+    one = 2 * (128 * 64 + 64 * 128)
+    assert one <= running_on - waited_for <= one + 4 * 1024 and waited_for >= 3 * one  # (1024-byte alignments)
 
 
 def test_dots_read_at_once_keep_their_waits():
