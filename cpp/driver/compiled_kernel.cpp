@@ -165,7 +165,7 @@ double CompiledKernel::launch(const std::vector<LaunchArg>& args, const SymbolVa
   }
   Bound bound = bind(args, constexpr_values);
   std::shared_ptr<const Prepared> prepared =
-      prepare(bound, config ? *config : choose(bound, args, target), target);
+      prepare_launch(bound, config ? *config : choose(bound, args, target), target);
   if (keyed) {
     std::lock_guard lock(mutex_);
     if (prepared_.size() >= kMaxPrepared) prepared_.clear();
@@ -327,6 +327,29 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
   std::string joined;
   for (const std::string& o : options) joined += o + " ";
   return joined;
+}
+
+bool CompiledKernel::launches_on_one_build(const LaunchTarget& target) const {
+  if (target.cuda || !target.opencl->info().is_cpu || plan_.meta_symbols.empty()) return false;
+  // Programs on work-groups (a layout forced on a CPU): warps are tuned too, on builds of their own.
+  if (plan_.source.work_group_capable && program_work_items(target.opencl->info(), 0) > 1) return false;
+  const auto& runtime = plan_.source.runtime_meta;
+  return std::set<std::string>(runtime.begin(), runtime.end()) ==
+         std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
+}
+
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_launch(
+    const Bound& bound, const SymbolValues& meta, const LaunchTarget& target) const {
+  if (launches_on_one_build(target)) {
+    try {
+      auto prepared = prepare(bound, meta, target, /*runtime_meta=*/true);
+      opencl_program(*prepared, /*keep=*/true);  // tuning built it already; else now, once
+      return prepared;
+    } catch (const std::exception&) {
+      // that form does not build here: the configuration's own build, which says why where it fails
+    }
+  }
+  return prepare(bound, meta, target);
 }
 
 ClProgram CompiledKernel::opencl_program(const Prepared& prepared, bool keep) const {

@@ -272,6 +272,14 @@ class CompiledKernel {
   // (KernelSource::runtime_meta, -DNT_RUNTIME_META), one program for every configuration.
   std::shared_ptr<const Prepared> prepare(const Bound& bound, const SymbolValues& meta,
                                           const LaunchTarget& target, bool runtime_meta = false) const;
+  // Do launches on `target` run on that one build (a CPU running programs on one work-item, and a
+  // source that takes every meta symbol as an argument)? Then tuning's candidates and the chosen
+  // configuration share one PoCL build.
+  bool launches_on_one_build(const LaunchTarget& target) const;
+  // prepare() for a launch: on the one build where launches_on_one_build() and it builds, else on
+  // the configuration's own.
+  std::shared_ptr<const Prepared> prepare_launch(const Bound& bound, const SymbolValues& meta,
+                                                 const LaunchTarget& target) const;
   // The warps a configuration asks for: its num_warps entry (tuning's), else make()'s (0: the default).
   size_t num_warps_of(const SymbolValues& meta) const;
   // What a configuration (symbols' `values`, `meta`) builds on a CUDA device with `limits`: the

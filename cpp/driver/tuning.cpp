@@ -311,10 +311,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // On a CPU, an element-wise kernel whose source takes its meta symbols as arguments
   // (KernelSource::runtime_meta) times every candidate on one build of that form: PoCL builds one
   // program at a time, each at a fixed cost of most of a build, so that six candidates took six
-  // times as long. The chosen one is then built as its own (below).
-  std::set<std::string> runtime(plan_.source.runtime_meta.begin(), plan_.source.runtime_meta.end());
-  bool one_build = !target.cuda && target.opencl->info().is_cpu && space.size() > 1 && warp_configs == 0 &&
-                   runtime == std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
+  // times as long. Launches run on that build too (prepare_launch()).
+  bool one_build = launches_on_one_build(target) && warp_configs == 0;
   if (one_build) {
     try {
       auto prepared = prepare(bound, space.front(), target, /*runtime_meta=*/true);
@@ -430,8 +428,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // The chosen candidate's binary to the disk cache, for the next process (built without: build_all).
   if (!target.cuda) {
     try {
-      auto prepared = prepare(bound, chosen, target);
-      opencl_program(*prepared, /*keep=*/true);
+      opencl_program(*prepare_launch(bound, chosen, target), /*keep=*/true);
     } catch (const std::exception&) {
       // none was chosen that runs: the launch says why
     }

@@ -25,18 +25,62 @@ Strips plain(StringWriter& out) {
   return t;
 }
 
+// The text between `#else` and `#endif` (a build with constant extents) and before `#else` (the
+// runtime-meta form's).
+std::string constant_form(const std::string& s) {
+  const size_t from = s.find("#else\n") + 6;
+  return s.substr(from, s.find("#endif\n") - from);
+}
+std::string runtime_form(const std::string& s) {
+  const size_t from = s.find("#ifdef NT_RUNTIME_META\n") + 23;
+  return s.substr(from, s.find("#else\n") - from);
+}
+
 TEST(Strips, EachStripRunsWhatGoesBeforeItThenItsSixteenElements) {
   StringWriter out;
   write_strips(out, plain(out));
   const std::string& s = out.text;
   EXPECT_EQ(out.indent, 0) << s;
-  EXPECT_EQ(s,
+  EXPECT_EQ(constant_form(s),
             "for (long eo = 0; eo < n; eo += 16) {\n"
             "  NT_PREFETCH(&x[eo + 4096]);\n"
             "  for (long e = eo; e < min(eo + 16L, (long)(n)); ++e) {\n"
             "    y[e] = x[e];\n"
             "  }\n"
             "}\n");
+}
+
+TEST(Strips, ARunTimeExtentHasItsWholeStripsInALoopOfTheirOwn) {
+  StringWriter out;
+  write_strips(out, plain(out));
+  EXPECT_EQ(runtime_form(out.text),
+            "for (long eo = 0; eo < (long)(n) / 16 * 16; eo += 16) {\n"
+            "  NT_PREFETCH(&x[eo + 4096]);\n"
+            "  for (long e = eo; e < eo + 16L; ++e) {\n"
+            "    y[e] = x[e];\n"
+            "  }\n"
+            "}\n"
+            "for (long eo = (long)(n) / 16 * 16; eo < n; eo += 16) {\n"
+            "  NT_PREFETCH(&x[eo + 4096]);\n"
+            "  for (long e = eo; e < (long)(n); ++e) {\n"
+            "    y[e] = x[e];\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(Strips, ALoopPragmaComesJustBeforeEachStripLoop) {
+  StringWriter out;
+  Strips t = plain(out);
+  t.hint = [&] { out.emit_line("#pragma clang loop vectorize_width(16)"); };
+  write_strips(out, t);
+  const std::string& s = out.text;
+  size_t count = 0;
+  for (size_t at = s.find("#pragma"); at != std::string::npos; at = s.find("#pragma", at + 1)) {
+    ++count;
+    const size_t next = s.find('\n', at) + 1;
+    EXPECT_EQ(s.substr(s.find_first_not_of(' ', next), 4), "for ") << s;
+  }
+  EXPECT_EQ(count, 3u) << s;
 }
 
 TEST(Strips, AStreamedStoreWritesWholeStripsAroundTheCachesAndTheLastOneByElement) {
@@ -55,14 +99,21 @@ TEST(Strips, AStreamedStoreWritesWholeStripsAroundTheCachesAndTheLastOneByElemen
   write_strips(out, t);
   const std::string& s = out.text;
   EXPECT_EQ(out.indent, 0) << s;
-  EXPECT_EQ(lanes, 1);
-  size_t whole = s.find("if (eo + 16 <= n) {");
+  EXPECT_EQ(lanes, 1);  // named once, for both forms
+  const std::string store = "__builtin_nontemporal_store(vload16(0, nt_sbuf), (__global float16*)&y[eo]);";
+  const std::string by_element = "for (long nt_l = 0; eo + nt_l < n; ++nt_l) {";
+  const std::string constant = constant_form(s);
+  size_t whole = constant.find("if (eo + 16 <= n) {");
   ASSERT_NE(whole, std::string::npos) << s;
-  EXPECT_GT(whole, s.find("y[e] = x[e];")) << s;  // after the strip's elements, inside its loop
-  EXPECT_TRUE(has(s, "__builtin_nontemporal_store(vload16(0, nt_sbuf), (__global float16*)&y[eo]);")) << s;
-  EXPECT_TRUE(has(
-      s, "} else {\n    for (long nt_l = 0; eo + nt_l < n; ++nt_l) {\n      *&y[eo + nt_l] = nt_sbuf[nt_l];"))
-      << s;
+  EXPECT_GT(whole, constant.find("y[e] = x[e];")) << s;  // after the strip's elements, inside its loop
+  EXPECT_TRUE(has(constant, store)) << s;
+  EXPECT_TRUE(has(constant, "} else {\n    " + by_element + "\n      *&y[eo + nt_l] = nt_sbuf[nt_l];")) << s;
+  // The run-time form: whole strips stored whole, the last one by element, with no test.
+  const std::string runtime = runtime_form(s);
+  const size_t last = runtime.find("for (long eo = (long)(n) / 16 * 16;");
+  EXPECT_FALSE(has(runtime, "if (eo + 16 <= n)")) << s;
+  EXPECT_LT(runtime.find(store), last) << s;
+  EXPECT_GT(runtime.find(by_element), last) << s;
 }
 
 }  // namespace

@@ -99,8 +99,8 @@ void Emitter::strip_mined_loop(const std::vector<Expr>& shape,
       stream_buffer_ = fresh("nt_sbuf");
       line_(strips.type + " " + stream_buffer_ + "[16];");
     }
-    emit_vector_hint(test, /*wide=*/false);
   };
+  strips.hint = [&] { emit_vector_hint(test, /*wide=*/false); };
   strips.body = [&] {
     lane_of_last_ = "(" + strips.index + " - " + strip->name + ")";  // the strip starts at a multiple of 16
     loops(shape, body, d + 1, index, plain);

@@ -5,10 +5,13 @@
 // Out:
 //
 //   for (long eo = 0; eo < n; eo += 16) {
-//     <before(): the next program's prefetches, a streamed store's buffer, a vectoriser's hint>
-//     for (long e = eo; e < min(eo + 16L, (long)(n)); ++e) <body()>
+//     <before(): the next program's prefetches, a streamed store's buffer>
+//     <hint(): a vectoriser's> for (long e = eo; e < min(eo + 16L, (long)(n)); ++e) <body()>
 //     <streamed: if (eo + 16 <= n) one non-temporal vector store of the buffer; else its elements>
 //   }
+//
+// and, where the build takes n as a kernel argument (NT_RUNTIME_META: a block size), the whole
+// strips first, each a loop of 16 stored whole, then the last strip, if any, stored by element.
 #pragma once
 
 #include <functional>
@@ -22,6 +25,7 @@ struct Strips {
   std::string strip, index;  // the strip's first element and the element (loop variables)
   std::string extent;        // the loop's elements (C)
   std::function<void()> before, body;
+  std::function<void()> hint;  // what must come just before a strip's loop (a loop pragma), or none
   // A streamed store: `buffer()` (declared by `before()`), 16 elements of `type`, goes to memory at
   // `element_at(lane)`, the address (C) of the strip's first element (`lane` empty) or of its
   // element `lane`. `lane()` names the variable of the last strip's elements, asked for once the
