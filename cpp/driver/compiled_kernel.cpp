@@ -330,7 +330,8 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
 }
 
 bool CompiledKernel::launches_on_one_build(const LaunchTarget& target) const {
-  if (target.cuda || !target.opencl->info().is_cpu || plan_.meta_symbols.empty()) return false;
+  if (target.cuda || !target.opencl->info().is_cpu || plan_.meta_symbols.empty() || one_build_failed_)
+    return false;
   // Programs on work-groups (a layout forced on a CPU): warps are tuned too, on builds of their own.
   if (plan_.source.work_group_capable && program_work_items(target.opencl->info(), 0) > 1) return false;
   const auto& runtime = plan_.source.runtime_meta;
@@ -347,6 +348,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_launch(
       return prepared;
     } catch (const std::exception&) {
       // that form does not build here: the configuration's own build, which says why where it fails
+      one_build_failed_ = true;
     }
   }
   return prepare(bound, meta, target);

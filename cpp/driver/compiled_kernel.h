@@ -280,6 +280,8 @@ class CompiledKernel {
   // the configuration's own.
   std::shared_ptr<const Prepared> prepare_launch(const Bound& bound, const SymbolValues& meta,
                                                  const LaunchTarget& target) const;
+  // The one build failed here once (tuning's or a launch's try): not tried again.
+  mutable std::atomic<bool> one_build_failed_{false};
   // The warps a configuration asks for: its num_warps entry (tuning's), else make()'s (0: the default).
   size_t num_warps_of(const SymbolValues& meta) const;
   // What a configuration (symbols' `values`, `meta`) builds on a CUDA device with `limits`: the

@@ -319,6 +319,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
       opencl_program(*prepared, /*keep=*/false);
     } catch (const std::exception&) {
       one_build = false;  // each candidate on a build of its own, as elsewhere
+      one_build_failed_ = true;
     }
   }
   // Build the candidates in parallel (the device compiler runs on both

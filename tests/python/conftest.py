@@ -170,6 +170,11 @@ if os.environ.get("NINETOOTHED_CHECK_CUDA_SOURCES"):
         compiled = self._binder.last
         source = compiled.cuda_source
         options = re.sub(r"-cl-mad-enable|-DNT_VECTOR_BYTES=\S+|-DNT_WORK_ITEMS=\S+|-DNT_MMA_\S+", "", compiled.last_options)
+        if "-DNT_RUNTIME_META" in options:  # a CPU's one build: the block sizes were arguments
+            report = compiled.tuning_report()
+            config = {**(report[-1]["chosen"] if report else {}), **(self._pinned or {})}
+            options = options.replace("-DNT_RUNTIME_META", "") + "".join(
+                f" -D{name}={value}" for name, value in config.items() if name not in ("num_warps", "num_stages"))
         if _core.nvrtc_available():
             for extra in (" -DNT_WORK_ITEMS=128", " -DNT_WORK_ITEMS=128 -DNT_MMA_LAYOUT -DNT_MMA_SYNC"):
                 if (source, options + extra) not in _compiled_sources:

@@ -227,11 +227,14 @@ def test_flash_attention_fits_two_programs_an_sm():
     bounded by the family's widest columns (the head's NT_TX). Two programs fit an H100's or
     H200's 228 KB; bounded by rows x work-items, the partials alone took 128 KB and one fit."""
     compiled = _attention_source()
-    sizes = {f"ninetoothed_tensor_{i}_size_3": 64 for i in (0, 1, 2, 5)}
+    # The symbols its build was given (the constexpr sizes among them), at head dim 64.
+    built = {name: int(value) for name, value in re.findall(r"-D(\w+)=(-?\d+)\b", compiled.last_options)}
+    sizes = {name: 64 if re.fullmatch(r"ninetoothed_tensor_\d+_size_3", name) else value
+             for name, value in built.items()}
 
     def shared(block_m, block_n, work_items, **symbols):
-        values = {"BLOCK_M": block_m, "BLOCK_N": block_n, "nt_work_items": work_items, "nt_mma_layout": 1,
-                  "nt_stages": 3, "nt_wgmma_defer": 0, **sizes, **symbols}
+        values = {**sizes, "BLOCK_M": block_m, "BLOCK_N": block_n, "nt_work_items": work_items, "nt_mma_layout": 1,
+                  "nt_stages": 3, "nt_wgmma_defer": 0, **symbols}
         return compiled.cuda_shared_bytes(values)
 
     staged = 2 * (128 * 64 + 128 * 64 + 3 * 2 * 64 * 64)  # q, p, k and v (16-bit)

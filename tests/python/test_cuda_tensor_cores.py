@@ -99,6 +99,19 @@ def test_k_loop_takes_one_barrier_and_leaves_wgmma_groups_running(dtype):
     assert one <= running_on - waited_for <= one + 4 * 1024 and waited_for >= 3 * one  # (1024-byte alignments)
 
 
+def test_dots_whose_operands_the_iteration_stages_keep_their_waits():
+    """x = x + dot(x.to(float16), w[k]): w[k] is loaded ahead, but a is staged in the iteration itself
+    (and is the accumulator), so its group may not run on into the next iteration, which rewrites
+    a's array: the steps wait for their own group."""
+    from test_cuda_source import _held_cases
+
+    source = _held_cases()["in_place"].cuda_source
+    loop, _ = k_loop(source[source.index("__global__"):])
+    assert "% NT_ASYNC_BUFFERS" in loop  # the loop is written in the order that could defer
+    assert "NT_WGMMA_WAIT(1);" not in source and "#if !NT_WGMMA_DEFER" not in source
+    assert "NT_WGMMA_WAIT(0);" in loop
+
+
 def test_dots_read_at_once_keep_their_waits():
     """Attention's dots (their results read at once, on mma.sync) leave nothing running: their loop
     keeps NT_STAGES buffers and starts the copy ahead before it waits (that order measured faster
@@ -250,6 +263,24 @@ def test_wgmma_groups_running_on_at_every_number_of_stages(dtype, stages):
     c = torch.full((m, n), float("nan"), device="cuda")
     kernel(a, b, c, BM=128, BN=128, BK=64)
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dots_whose_operands_the_iteration_stages_on_eight_warps(dtype):
+    from test_cuda_source import in_place_application, square_arrangement
+
+    tensors = (Tensor(2, dtype=ninetoothed.float32), Tensor(2, dtype=DTYPES[dtype][0]), Tensor(2, dtype=ninetoothed.float32))
+    kernel = ninetoothed.make(square_arrangement, in_place_application, tensors, num_warps=8, num_stages=3)
+    m, n, steps = 200, 128, 3
+    a = torch.randn(m, n, device="cuda")
+    w = (torch.randn(steps * n, n, device="cuda") / n).to(DTYPES[dtype][1])
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel(a, w, c, BM=128, BN=128)
+    x = a.double()
+    for k in range(steps):
+        x = x + x.to(DTYPES[dtype][1]).double() @ w[k * n:(k + 1) * n].double()
+    torch.testing.assert_close(c, x.float(), rtol=1e-3, atol=1e-3)
 
 
 def twice_application(a, b, c):

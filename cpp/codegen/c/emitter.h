@@ -375,10 +375,11 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Are all of `loop`'s own dots accumulations (`acc += dot(a, b)`) of warpgroup-MMA shapes, whose
   // wgmma groups may run on into the next iteration (emitter_pipeline.cpp)?
   bool defers_wgmma_waits(const Stmt& loop);
-  // While a loop that defers its wgmma waits emits its body: set; the dots that deferred theirs
-  // (write_wgmma_steps()'s defer_wait) add their accumulators and tile layouts, which the loop
-  // waits for (NT_WGMMA_WAIT) at each iteration's end and after it.
-  bool defer_wgmma_waits_ = false;
+  // While a loop that defers its wgmma waits emits its body: its own accumulated dots, which may
+  // leave their groups running where both operands are its buffers (loaded ahead or before it:
+  // staged_operands_); those that do (write_wgmma_steps()'s defer_macro) add their accumulators and
+  // tile layouts, which the loop waits for (NT_WGMMA_WAIT) at each iteration's end and after it.
+  std::set<const ir::ValueNode*> deferrable_dots_;
   std::vector<std::pair<std::string, int>> deferred_wgmma_;
   // `loop`'s dots' operands bound before it (Lets), staged once before it (the keys to drop after).
   std::vector<const ir::ValueNode*> stage_invariant_operands(const Stmt& loop);

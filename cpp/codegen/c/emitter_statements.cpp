@@ -338,12 +338,14 @@ void Emitter::emit_for_loop(const Stmt& s) {
   }
   auto saved = loop_vars_;
   loop_vars_[s->var] = v;
-  const bool saved_defer = defer_wgmma_waits_;
+  auto saved_deferrable = std::move(deferrable_dots_);
   auto saved_deferred = std::move(deferred_wgmma_);
+  deferrable_dots_.clear();
   deferred_wgmma_.clear();
-  defer_wgmma_waits_ = defers && !ahead.empty();
+  if (defers && !ahead.empty())
+    for (const StmtNode* dot : accumulated_dots(s)) deferrable_dots_.insert(dot->value->operands[1].get());
   scoped([&] { emit_list(s->body); });
-  defer_wgmma_waits_ = saved_defer;
+  deferrable_dots_ = std::move(saved_deferrable);
   const auto deferred = std::move(deferred_wgmma_);
   deferred_wgmma_ = std::move(saved_deferred);
   loop_vars_ = saved;

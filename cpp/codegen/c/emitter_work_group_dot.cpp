@@ -321,7 +321,10 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
         open("if (" + wgmma + ")");
         // In a loop that waits for its dots' groups itself (emit_for_loop()), an accumulator held in
         // the tile layout is left to it.
-        const bool defer = defer_wgmma_waits_ && held && accumulate;
+        // (An operand staged here, in the iteration, is rewritten by the next one while the group
+        // might still read it; x = x + dot(x.to(float16), w[k]) also reads its accumulator.)
+        const bool defer = deferrable_dots_.count(v.get()) && held && accumulate && held_a.array.empty() &&
+                           staged_operands_.count(a.get()) && staged_operands_.count(stored_b.get());
         if (defer) deferred_wgmma_.emplace_back(acc, layout);
         write_wgmma_steps(*this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt,
                                   defer ? "NT_WGMMA_DEFER" : ""});
