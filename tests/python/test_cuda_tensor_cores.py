@@ -114,8 +114,8 @@ def test_dots_whose_operands_the_iteration_stages_keep_their_waits():
 
 def test_dots_read_at_once_keep_their_waits():
     """Attention's dots (their results read at once, on mma.sync) leave nothing running: their loop
-    keeps NT_STAGES buffers and starts the copy ahead before it waits (that order measured faster
-    there), with a barrier at the end of the iteration too."""
+    keeps NT_STAGES buffers and its order: the copy ahead before the wait, and a barrier at the end of
+    the iteration too (the one-barrier order is untimed there; docs/performance.md)."""
     from test_cuda_source import _attention_source
 
     source = _attention_source().cuda_source

@@ -22,7 +22,8 @@
 //     block for everyone's: the only barrier, so every warp is past iteration t - 1's wait;
 //     the copy of iteration t + NT_STAGES - 1 starts, into the buffer of iteration t - 2, which
 //     that wait made free (NT_STAGES 1: the copy is iteration t's own, waited for at once);
-//     the body runs, its wgmma group left running (NT_WGMMA_DEFER), and the iteration ends
+//     the body runs, its wgmma group left running (NT_WGMMA_DEFER: a held accumulator whose
+//     operands are both the loop's buffers, none staged in the iteration), and the iteration ends
 //     waiting for all groups but its own (NT_WGMMA_WAIT(1));
 //   after the loop, a wait for all groups, and a barrier: the loop may run again.
 //
