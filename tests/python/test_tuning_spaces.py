@@ -248,3 +248,31 @@ def test_tuning_times_the_neighbours_of_the_fastest_sampled_candidate(tmp_path, 
         expected = set()
     assert set(configs[12:]) == expected
     assert len(candidates) == 12 + len(expected)
+
+
+def test_neighbours_include_a_doubled_block_on_twice_the_warps(tmp_path):
+    """Where num_warps is tuned (programs on work-groups: forced here), a neighbour with a block size
+    doubled is also timed on twice the sample's warps (its per-warp share kept): on Hopper the best
+    float16 matmul tile, 128 x 256 x 64 on 8 warps, lies so next to 128 x 128 x 64 on 4."""
+    script = tmp_path / "neighbours.py"
+    script.write_text(NEIGHBOURS_SCRIPT)
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "cache"), NINETOOTHED_TUNE_NEIGHBOURS="1",
+               NINETOOTHED_PROGRAM_LAYOUT="work-group", NINETOOTHED_OPENCL_OPTIONS="-cl-opt-disable")
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    candidates = json.loads(result.stdout.strip().splitlines()[-1])
+    configs = [tuple(sorted(config.items())) for config, _ in candidates]
+    assert len(set(configs)) == len(configs)  # none timed twice
+    sampled = candidates[:12]
+    assert all("num_warps" not in config for config, _ in sampled)  # on the default warps, 4
+    best = dict(min(sampled, key=lambda candidate: candidate[1])[0])
+    plain, twice = set(), set()
+    for name in best:
+        for value in (best[name] * 2, best[name] // 2):
+            if 8 <= value <= 64:
+                plain.add(tuple(sorted({**best, name: value}.items())))
+                if value > best[name]:
+                    twice.add(tuple(sorted({**best, name: value, "num_warps": 8}.items())))
+    plain -= set(configs[:12])
+    neighbours = configs[12:12 + len(plain) + len(twice)]
+    assert set(neighbours) == plain | twice
