@@ -339,18 +339,25 @@ bool CompiledKernel::launches_on_one_build(const LaunchTarget& target) const {
          std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
 }
 
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_one_build(const Bound& bound,
+                                                                                  const SymbolValues& meta,
+                                                                                  const LaunchTarget& target,
+                                                                                  bool keep) const {
+  try {
+    auto prepared = prepare(bound, meta, target, /*runtime_meta=*/true);
+    opencl_program(*prepared, keep);  // built once, then ProgramCache's
+    return prepared;
+  } catch (const std::exception&) {
+    // that form does not build here: each configuration's own build, which says why where it fails
+    one_build_failed_ = true;
+    return nullptr;
+  }
+}
+
 std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_launch(
     const Bound& bound, const SymbolValues& meta, const LaunchTarget& target) const {
-  if (launches_on_one_build(target)) {
-    try {
-      auto prepared = prepare(bound, meta, target, /*runtime_meta=*/true);
-      opencl_program(*prepared, /*keep=*/true);  // tuning built it already; else now, once
-      return prepared;
-    } catch (const std::exception&) {
-      // that form does not build here: the configuration's own build, which says why where it fails
-      one_build_failed_ = true;
-    }
-  }
+  if (launches_on_one_build(target))
+    if (auto prepared = prepare_one_build(bound, meta, target, /*keep=*/true)) return prepared;
   return prepare(bound, meta, target);
 }
 

@@ -276,6 +276,10 @@ class CompiledKernel {
   // source that takes every meta symbol as an argument)? Then tuning's candidates and the chosen
   // configuration share one PoCL build.
   bool launches_on_one_build(const LaunchTarget& target) const;
+  // prepare(..., runtime_meta) with its program built (`keep`: its binary to the disk cache), or
+  // null where that build fails (one_build_failed_ is then set).
+  std::shared_ptr<const Prepared> prepare_one_build(const Bound& bound, const SymbolValues& meta,
+                                                    const LaunchTarget& target, bool keep) const;
   // prepare() for a launch: on the one build where launches_on_one_build() and it builds, else on
   // the configuration's own.
   std::shared_ptr<const Prepared> prepare_launch(const Bound& bound, const SymbolValues& meta,

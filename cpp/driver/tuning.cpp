@@ -312,16 +312,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // (KernelSource::runtime_meta) times every candidate on one build of that form: PoCL builds one
   // program at a time, each at a fixed cost of most of a build, so that six candidates took six
   // times as long. Launches run on that build too (prepare_launch()).
-  bool one_build = launches_on_one_build(target) && warp_configs == 0;
-  if (one_build) {
-    try {
-      auto prepared = prepare(bound, space.front(), target, /*runtime_meta=*/true);
-      opencl_program(*prepared, /*keep=*/false);
-    } catch (const std::exception&) {
-      one_build = false;  // each candidate on a build of its own, as elsewhere
-      one_build_failed_ = true;
-    }
-  }
+  // (Where it fails to build, each candidate is built on its own, as elsewhere.)
+  const bool one_build = launches_on_one_build(target) && warp_configs == 0 &&
+                         prepare_one_build(bound, space.front(), target, /*keep=*/false);
   // Build the candidates in parallel (the device compiler runs on both
   // cores), then time them one by one.
   auto build_all = [&](const std::vector<tune::Config>& configs) {

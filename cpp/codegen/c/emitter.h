@@ -372,9 +372,9 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // multiply, where the body writes no tensor (none without d_.mma_async_staging); `buffers` of
   // each (NT_STAGES, or kAsyncBuffersMacro where the loop defers its wgmma waits).
   std::vector<PipelinedOperand> pipelined_operands(const Stmt& loop, const std::string& buffers);
-  // Are all of `loop`'s own dots accumulations (`acc += dot(a, b)`) of warpgroup-MMA shapes, whose
-  // wgmma groups may run on into the next iteration (emitter_pipeline.cpp)?
-  bool defers_wgmma_waits(const Stmt& loop);
+  // `loop`'s own dots, where all are accumulations (`acc += dot(a, b)`) of warpgroup-MMA shapes,
+  // whose wgmma groups may run on into the next iteration (emitter_pipeline.cpp); else none.
+  std::set<const ir::ValueNode*> deferrable_dots(const Stmt& loop);
   // While a loop that defers its wgmma waits emits its body: its own accumulated dots, which may
   // leave their groups running where both operands are its buffers (loaded ahead or before it:
   // staged_operands_); those that do (write_wgmma_steps()'s defer_macro) add their accumulators and

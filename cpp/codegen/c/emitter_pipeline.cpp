@@ -13,7 +13,7 @@
 //     a barrier: every warp is done with the buffer the next iteration overwrites.
 //
 // Where every dot of the body is an accumulation on Hopper's warpgroup MMAs
-// (defers_wgmma_waits(), `acc += dot(a[k], b[k])`), the loop is written so that on two
+// (deferrable_dots(), `acc += dot(a[k], b[k])`), the loop is written so that on two
 // warpgroups or more (NT_WGMMA_DEFER: NT_WGMMA on 256 work-items or more) the dots need not wait
 // for their wgmma groups:
 //
@@ -133,14 +133,13 @@ std::vector<const ValueNode*> Emitter::stage_invariant_operands(const Stmt& loop
   return staged;
 }
 
-bool Emitter::defers_wgmma_waits(const Stmt& loop) {
-  if (wgmma_shapes_.empty()) return false;
+std::set<const ValueNode*> Emitter::deferrable_dots(const Stmt& loop) {
   std::set<const ValueNode*> accumulated;
+  if (wgmma_shapes_.empty()) return accumulated;
   for (const StmtNode* s : accumulated_dots(loop)) accumulated.insert(s->value->operands[1].get());
-  const std::vector<Value> dots = body_dots(loop);
-  for (const Value& dot : dots)
-    if (!accumulated.count(dot.get()) || !wgmma_shapes_.count(shape_key(dot->type.shape))) return false;
-  return !dots.empty();
+  for (const Value& dot : body_dots(loop))
+    if (!accumulated.count(dot.get()) || !wgmma_shapes_.count(shape_key(dot->type.shape))) return {};
+  return accumulated;
 }
 
 std::vector<Emitter::PipelinedOperand> Emitter::pipelined_operands(const Stmt& loop,

@@ -294,7 +294,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
   // Tensor-core operands loaded ahead (emitter_pipeline.cpp): the first NT_STAGES - 1
   // iterations' copies start before the loop; `it` counts iterations.
   const std::vector<const ValueNode*> invariant = stage_invariant_operands(s);
-  const bool defers = defers_wgmma_waits(s);
+  std::set<const ValueNode*> deferrable = deferrable_dots(s);
+  const bool defers = !deferrable.empty();
   const std::string buffers = defers ? kAsyncBuffersMacro : "NT_STAGES";
   const std::vector<PipelinedOperand> ahead = pipelined_operands(s, buffers);
   std::string it;
@@ -320,18 +321,18 @@ void Emitter::emit_for_loop(const Stmt& s) {
     if (swizzled) line_("NT_ASYNC_PROXY_FENCE();");
     barrier();
   };
-  const std::string next_slot = "(" + it + " + NT_STAGES - 1) % " + buffers;
-  if (!ahead.empty() && defers) {  // one barrier an iteration, before the copy ahead
-    landed("NT_STAGES > 1 ? NT_STAGES - 2 : 0");
-    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
-    line_("#if NT_STAGES == 1");  // the copy was this iteration's own
-    landed("0");
-    line_("#endif");
-  } else if (!ahead.empty()) {  // the copy ahead first, then the wait; a barrier at the end too
-    stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
-    landed("NT_STAGES - 1");
-  }
   if (!ahead.empty()) {
+    const std::string next_slot = "(" + it + " + NT_STAGES - 1) % " + buffers;
+    if (defers) {  // one barrier an iteration, before the copy ahead
+      landed("NT_STAGES > 1 ? NT_STAGES - 2 : 0");
+      stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
+      line_("#if NT_STAGES == 1");  // the copy was this iteration's own
+      landed("0");
+      line_("#endif");
+    } else {  // the copy ahead first, then the wait; a barrier at the end too
+      stage_ahead(s, ahead, v + " + (NT_STAGES - 1) * " + step, stop, next_slot);
+      landed("NT_STAGES - 1");
+    }
     for (const PipelinedOperand& o : ahead)
       staged_operands_[o.load.get()] = {"(" + o.array + " + " + it + " % " + buffers + " * (" + o.slot + "))",
                                         o.layout};
@@ -340,10 +341,8 @@ void Emitter::emit_for_loop(const Stmt& s) {
   loop_vars_[s->var] = v;
   auto saved_deferrable = std::move(deferrable_dots_);
   auto saved_deferred = std::move(deferred_wgmma_);
-  deferrable_dots_.clear();
+  deferrable_dots_ = ahead.empty() ? std::set<const ValueNode*>{} : std::move(deferrable);
   deferred_wgmma_.clear();
-  if (defers && !ahead.empty())
-    for (const StmtNode* dot : accumulated_dots(s)) deferrable_dots_.insert(dot->value->operands[1].get());
   scoped([&] { emit_list(s->body); });
   deferrable_dots_ = std::move(saved_deferrable);
   const auto deferred = std::move(deferred_wgmma_);
