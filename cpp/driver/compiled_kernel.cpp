@@ -329,38 +329,6 @@ std::string CompiledKernel::build_options(const Bound& bound, const SymbolValues
   return joined;
 }
 
-bool CompiledKernel::launches_on_one_build(const LaunchTarget& target) const {
-  if (target.cuda || !target.opencl->info().is_cpu || plan_.meta_symbols.empty() || one_build_failed_)
-    return false;
-  // Programs on work-groups (a layout forced on a CPU): warps are tuned too, on builds of their own.
-  if (plan_.source.work_group_capable && program_work_items(target.opencl->info(), 0) > 1) return false;
-  const auto& runtime = plan_.source.runtime_meta;
-  return std::set<std::string>(runtime.begin(), runtime.end()) ==
-         std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
-}
-
-std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_one_build(const Bound& bound,
-                                                                                  const SymbolValues& meta,
-                                                                                  const LaunchTarget& target,
-                                                                                  bool keep) const {
-  try {
-    auto prepared = prepare(bound, meta, target, /*runtime_meta=*/true);
-    opencl_program(*prepared, keep);  // built once, then ProgramCache's
-    return prepared;
-  } catch (const std::exception&) {
-    // that form does not build here: each configuration's own build, which says why where it fails
-    one_build_failed_ = true;
-    return nullptr;
-  }
-}
-
-std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_launch(
-    const Bound& bound, const SymbolValues& meta, const LaunchTarget& target) const {
-  if (launches_on_one_build(target))
-    if (auto prepared = prepare_one_build(bound, meta, target, /*keep=*/true)) return prepared;
-  return prepare(bound, meta, target);
-}
-
 ClProgram CompiledKernel::opencl_program(const Prepared& prepared, bool keep) const {
   return ProgramCache::instance().get(*target_device(prepared), opencl_source(prepared.own_programs).source,
                                       prepared.options, keep);

@@ -3,7 +3,8 @@
 // In: a bound launch (sizes, strides, constexpr values) and its arguments. Out: the chosen
 // configuration, from this process, the disk cache, or timing candidates (block sizes from the
 // symbols' bounds, then num_warps: make()'s candidates, or half and twice the default) on
-// scratch copies of the written tensors; a TuningRecord.
+// scratch copies of the written tensors; a TuningRecord. Also the one build of a CPU's
+// element-wise kernel, which its candidates and its launches share (prepare_launch()).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -175,6 +176,40 @@ std::vector<tune::Config> CompiledKernel::neighbours(const SymbolMap& values, co
     }
   }
   return near;
+}
+
+// On a CPU, an element-wise kernel's one build (KernelSource::runtime_meta): tuning times its
+// candidates on it, and launches run on it (choose() below).
+bool CompiledKernel::launches_on_one_build(const LaunchTarget& target) const {
+  if (target.cuda || !target.opencl->info().is_cpu || plan_.meta_symbols.empty() || one_build_failed_)
+    return false;
+  // Programs on work-groups (a layout forced on a CPU): warps are tuned too, on builds of their own.
+  if (plan_.source.work_group_capable && program_work_items(target.opencl->info(), 0) > 1) return false;
+  const auto& runtime = plan_.source.runtime_meta;
+  return std::set<std::string>(runtime.begin(), runtime.end()) ==
+         std::set<std::string>(plan_.meta_symbols.begin(), plan_.meta_symbols.end());
+}
+
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_one_build(const Bound& bound,
+                                                                                  const SymbolValues& meta,
+                                                                                  const LaunchTarget& target,
+                                                                                  bool keep) const {
+  try {
+    auto prepared = prepare(bound, meta, target, /*runtime_meta=*/true);
+    opencl_program(*prepared, keep);  // built once, then ProgramCache's
+    return prepared;
+  } catch (const std::exception&) {
+    // that form does not build here: each configuration's own build, which says why where it fails
+    one_build_failed_ = true;
+    return nullptr;
+  }
+}
+
+std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare_launch(
+    const Bound& bound, const SymbolValues& meta, const LaunchTarget& target) const {
+  if (launches_on_one_build(target))
+    if (auto prepared = prepare_one_build(bound, meta, target, /*keep=*/true)) return prepared;
+  return prepare(bound, meta, target);
 }
 
 SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<LaunchArg>& args,
