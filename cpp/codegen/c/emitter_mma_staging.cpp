@@ -112,8 +112,17 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   const std::string chunk = fresh("nt_chunk"), width = std::to_string(16 / staged_size(load->type.dtype));
   loaded_params_.insert(load->param);
-  open("for (nt_index " + chunk + " = NT_LANE; " + chunk + " < (" + rows + ") * ((" + columns + ") / " +
-       width + "); " + chunk + " += NT_WORK_ITEMS)");
+  // A work-item's copies counted from 0 to a bound the compiler knows (a block of known sizes): the
+  // loop unrolls whole, and each copy's offsets, the same at every step of a k loop but for the
+  // step's own term, are computed once, out of that loop. Counted from NT_LANE, its trip count
+  // was the work-item's own, and the compiler wrote a general loop that recomputed every offset.
+  const std::string chunks = "((" + rows + ") * ((" + columns + ") / " + width + "))";
+  const std::string copy = fresh("nt_copy");
+  line_("NT_UNROLL");
+  open("for (int " + copy + " = 0; " + copy + " < (" + chunks + " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" +
+       copy + ")");
+  line_("const nt_index " + chunk + " = NT_LANE + " + copy + " * NT_WORK_ITEMS;");
+  open("if (" + chunks + " % NT_WORK_ITEMS == 0 || " + chunk + " < " + chunks + ")");
   // As in stage_block(): a work-item's column is the same at every copy where the work-group is
   // whole rows of chunks, so that only the row moves its addresses.
   const std::string per_row = "((" + columns + ") / " + width + ")";
@@ -122,6 +131,7 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
         ";");
   line_("nt_cp_async16(" + array + " + " + layout.at(i->name, j->name) + ", nt_p" +
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
+  close();
   close();
 }
 

@@ -5,14 +5,15 @@ namespace nt::codegen {
 namespace {
 
 // Where an operand's elements lie: the staging code names them even where NT_WGMMA is not defined
-// (the same source serves every target).
+// (the same source serves every target). Offsets into a staged block are ints: every block fits
+// local memory many times over, and a GPU does 64-bit integer arithmetic in two instructions.
 constexpr const char* kAtoms =
     R"CL(#define NT_WGMMA_ATOM(columns) ((columns) % 64 == 0 ? 64L : (columns) % 32 == 0 ? 32L : 16L)
 #define NT_WGMMA_N(columns) \
   ((columns) % 256 == 0 ? 256L : (columns) % 128 == 0 ? 128L : (columns) % 64 == 0 ? 64L : (columns) % 32 == 0 ? 32L : 16L)
-inline long nt_wgmma_offset(long r, long c, long rows, long atom) { return c / atom * rows * atom + r * atom + c % atom; }
-inline long nt_wgmma_at(long r, long c, long rows, long atom) {
-  const long o = nt_wgmma_offset(r, c, rows, atom);
+inline int nt_wgmma_offset(int r, int c, int rows, int atom) { return c / atom * rows * atom + r * atom + c % atom; }
+inline int nt_wgmma_at(int r, int c, int rows, int atom) {
+  const int o = nt_wgmma_offset(r, c, rows, atom);
   return o ^ ((o >> 6 & (atom / 8 - 1)) << 3);
 }
 )CL";
