@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <thread>
 
 #include "driver/compiled_kernel.h"
 #include "runtime/cuda/nvrtc_compile.h"
@@ -20,6 +21,7 @@
 #include "support/interrupts.h"
 #include "symbolic/substitute.h"
 #include "tune/config_space.h"
+#include "tune/neighbour_search.h"
 
 namespace nt {
 
@@ -119,6 +121,9 @@ std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, 
 }
 
 namespace {
+
+// At most so many rounds of neighbours (tune/neighbour_search.h).
+constexpr int kNeighbourRounds = 3;
 
 // Whether tuning times the neighbours of its fastest sampled candidate: NINETOOTHED_TUNE_NEIGHBOURS
 // where it is 1 or 0, else `by_default`.
@@ -350,8 +355,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // (Where it fails to build, each candidate is built on its own, as elsewhere.)
   const bool one_build = launches_on_one_build(target) && warp_configs == 0 &&
                          prepare_one_build(bound, space.front(), target, /*keep=*/false);
-  // Build the candidates in parallel (the device compiler runs on both
-  // cores), then time them one by one.
+  // Build the candidates in parallel, then time them one by one: NVRTC builds on every core (up to
+  // 8 at once), an OpenCL driver's compiler on two (PoCL's holds a lock through most of a build).
+  const size_t parallel_builds =
+      target.cuda ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 8) : 2;
   auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
@@ -367,7 +374,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
           // timed below as a failure
         }
       }));
-      if (builds.size() == 2) {
+      if (builds.size() == parallel_builds) {
         for (auto& b : builds) b.get();
         builds.clear();
         check_interrupts();
@@ -416,8 +423,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
                        [&](const auto& candidate) { return candidate.first == config; });
   };
   // On a GPU, where the default cap left configurations untimed, the fastest one's untimed neighbours
-  // (each block size doubled or halved): the spread samples the space coarsely, and the best tile
-  // is often next to a sampled one (the tutorial's matmul: 128 x 128 x 64 beside 128 x 128 x 32).
+  // (each block size doubled or halved), and again from a neighbour that wins, up to
+  // kNeighbourRounds times: the spread samples the space coarsely, and the best tile is often a
+  // step or two from a sampled one (the tutorial's float16 matmul on Hopper: 128 x 128 x 32
+  // sampled, 128 x 128 x 64 on 4 warps next to it, 128 x 256 x 64 on 8 warps next to that).
   // CPUs skip this: their builds are serialized (PoCL's compiler lock) and first calls would wait.
   // NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it on every device, 0 on none.
   // (Not where the test suite lowers the default cap to save builds, unless asked.)
@@ -426,14 +435,21 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     size_t warps = kDefaultNumWarps;  // those the sampled candidates ran on
     if (auto given = fixed.find(kNumWarpsConfigKey); given != fixed.end())
       warps = static_cast<size_t>(given->second);
-    if (auto own = chosen.find(kNumWarpsConfigKey); own != chosen.end())
-      warps = static_cast<size_t>(own->second);
-    std::vector<tune::Config> near;
-    for (tune::Config config : neighbours(bound.values, chosen, warps, other_warps, launchable))
-      if (!timed(config)) near.push_back(std::move(config));
-    prebuilt_only(near, false);
-    build_all(near);
-    time_all(near);
+    auto untimed_neighbours = [&](const tune::Config& from) {
+      size_t own = warps;
+      if (auto w = from.find(kNumWarpsConfigKey); w != from.end()) own = static_cast<size_t>(w->second);
+      std::vector<tune::Config> near;
+      for (tune::Config config : neighbours(bound.values, from, own, other_warps, launchable))
+        if (!timed(config)) near.push_back(std::move(config));
+      prebuilt_only(near, false);
+      return near;
+    };
+    tune::walk_neighbours(chosen, kNeighbourRounds, untimed_neighbours,
+                          [&](const std::vector<tune::Config>& near) {
+                            build_all(near);
+                            time_all(near);
+                            return chosen;
+                          });
   }
   if (warp_configs > 0) {
     std::vector<std::pair<double, tune::Config>> ranked;
