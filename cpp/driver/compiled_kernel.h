@@ -360,15 +360,16 @@ class CompiledKernel {
   using Launchable = std::function<bool(const tune::Config& config, const SymbolMap& with_config)>;
   std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps, size_t& retimed,
                                          const Launchable& launchable = {}) const;
-  // Does `config` lie in tuning's space for `values` (its symbols' ranges, the memory budgets and
-  // `launchable`)?
-  bool in_tuning_space(const SymbolMap& values, const tune::Config& config,
-                       const Launchable& launchable) const;
-  // The configurations next to `best` (run on `warps` warps) in tuning's space: each block size
-  // doubled or halved alone, and doubled on twice the warps where `other_warps` holds that number.
+  // Does `config` lie in tuning's space for `values` (its symbols' ranges, the memory budgets, at
+  // most `block_elements` elements a block, and `launchable`)?
+  bool in_tuning_space(const SymbolMap& values, const tune::Config& config, const Launchable& launchable,
+                       int64_t block_elements) const;
+  // The configurations next to `best` (run on `warps` warps) in tuning's space, blocks of up to
+  // `block_elements` elements: each block size doubled or halved alone, and doubled on twice the
+  // warps where `other_warps` holds that number.
   std::vector<tune::Config> neighbours(const SymbolMap& values, const tune::Config& best, size_t warps,
-                                       const std::vector<size_t>& other_warps,
-                                       const Launchable& launchable) const;
+                                       const std::vector<size_t>& other_warps, const Launchable& launchable,
+                                       int64_t block_elements) const;
 
   struct Built {
     ClProgram program;

@@ -255,3 +255,46 @@ def test_an_elementwise_kernel_times_every_candidate_on_one_build(tmp_path):
     else:  # a GPU, or the work-group layout forced: a build per candidate, as before
         assert result["builds"] >= 6
         assert not result["report"]["one_build"] and "-DNT_RUNTIME_META" not in result["options"]
+
+
+PROGRESS = textwrap.dedent('''
+    import torch
+    import ninetoothed
+    from ninetoothed import Tensor
+
+    def arrangement(x, y, BM=ninetoothed.block_size(8, 64), BN=ninetoothed.block_size(8, 64)):
+        return x.tile((BM, BN)), y.tile((BM, BN))
+
+    def scale_and_shift(x, y):
+        y = x * 3 + 1  # noqa: F841
+
+    kernel = ninetoothed.make(arrangement, scale_and_shift, (Tensor(2), Tensor(2)), max_num_configs=5)
+    x = torch.randn(67, 93)
+    y = torch.full_like(x, float("nan"))
+    kernel(x, y)
+    assert torch.allclose(y, x * 3 + 1, rtol=1e-6, atol=1e-6)
+    print(len(kernel.tuning_report()[-1]["candidates"]))
+''')
+
+
+@pytest.mark.parametrize("every", ("0", None))
+def test_long_tuning_says_how_far_it_is(tmp_path, every):
+    """Tuning that runs longer than NINETOOTHED_PROGRESS_SECONDS (default 5) says on stderr, that often,
+    how many candidates it has built and timed and the fastest time so far; short tuning says
+    nothing (0: a line after every step, as a long tuning on a GPU gives every few seconds)."""
+    script = tmp_path / "progress.py"
+    script.write_text(PROGRESS)
+    env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "ours"), PYTHONPATH=str(PYTHON_DIR))
+    env.pop("NINETOOTHED_PROGRESS_SECONDS", None)
+    if every is not None:
+        env["NINETOOTHED_PROGRESS_SECONDS"] = every
+    completed = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    timed = int(completed.stdout.strip().splitlines()[-1])
+    lines = [line for line in completed.stderr.splitlines() if line.startswith("[ninetoothed] tuning ")]
+    if every is None:
+        assert lines == []  # well under 5 s
+        return
+    assert all(line.startswith("[ninetoothed] tuning scale_and_shift: ") for line in lines)
+    last = lines[-1]
+    assert f", {timed} timed, " in last and "; fastest " in last and last.endswith(" ms")
