@@ -58,6 +58,10 @@ struct Dialect {
   // int, uint, long, ulong, float and double x; row reductions start with it
   // (emitter_work_group.cpp).
   bool warp_shuffles = false;
+  // Can a work-item store two adjacent 16-bit values as one 32-bit word? Then the header defines,
+  // where NT_MMA_SYNC is, nt_store_half2_rte(a, b, i, p) and nt_store_bf16x2_rte(a, b, i, p): a at
+  // p[i] and b at p[i + 1], each rounded to nearest even (emitter_pair_stores.cpp).
+  bool pair_stores = false;
 };
 
 const Dialect& opencl_dialect();

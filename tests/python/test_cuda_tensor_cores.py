@@ -207,6 +207,75 @@ def test_large_blocks_on_eight_warps(dtype):
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
 
 
+def make_matmul_16_bit_out(dtype, **keywords):
+    """The matmul with its result in the operands' 16-bit type (float16 or bfloat16)."""
+    return ninetoothed.make(matmul_arrangement, matmul_application, tuple(Tensor(2, dtype=dtype) for _ in range(3)),
+                            **keywords)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_16_bit_results_are_stored_a_pair_at_a_time(dtype):
+    """A tensor core's layout holds pairs of adjacent columns: a 16-bit result is stored a pair at a
+    time (rounded to nearest even and packed into one 32-bit store) where the block's rows are
+    unit-stride, an even number of elements apart, from a 4-byte-aligned start; element by
+    element otherwise, and wherever the block is partial."""
+    source = make_matmul_16_bit_out(DTYPES[dtype][0]).cuda_source
+    store = "nt_store_half2_rte(" if dtype == "float16" else "nt_store_bf16x2_rte("
+    kernel = source[source.index("__global__"):]
+    paired = re.search(r"#ifdef NT_MMA_SYNC\n\s*if \((NT_MMA\d+) && (NT_FULL\d+) && (.*?)\) \{\n(.*?)\} else\n\s*#endif\n",
+                       kernel, re.S)
+    assert paired, "no pair path"
+    mma, full, test, body = paired.groups()
+    assert mma[len("NT_MMA"):] == full[len("NT_FULL"):]
+    assert ") == 1 && " in test and ") % 2 == 0 && ((ulong)(nt_p2 + " in test and ") & 3) == 0" in test
+    assert body.count(store) == 1 and re.search(r"; (nt_c\d+) \+= 2\)", body)
+    # The element-by-element stores remain: after the pair path, and for partial blocks.
+    rest = kernel[paired.end():]
+    element = "NT_STORE_HALF_GLOBAL(" if dtype == "float16" else "nt_float_to_bf16("
+    assert rest.count(element) >= 2
+    # A float32 result has no pairs; OpenCL none of this.
+    assert "nt_store_half2_rte(" not in make_matmul(DTYPES[dtype][0]).cuda_source.split("__global__")[1]
+    assert store not in make_matmul_16_bit_out(DTYPES[dtype][0]).source
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("output", ("contiguous", "odd_rows", "odd_start", "columns"))
+@pytest.mark.parametrize("shape", ((256, 128, 192), (300, 200, 130)))
+def test_16_bit_results_on_cuda(dtype, output, shape):
+    """Every element of a 16-bit result, where its rows allow pair stores (contiguous) and where they
+    do not: rows an odd number of elements apart, a start one element off 4 bytes, a transposed
+    view. Nothing around the result is written."""
+    m, k, n = shape
+    torch_dtype = DTYPES[dtype][1]
+    kernel = make_matmul_16_bit_out(DTYPES[dtype][0], num_warps=8, num_stages=3)
+    a, b = operands(m, k, n, torch_dtype, "contiguous")
+    if output == "contiguous":
+        whole = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype)
+        c = whole
+    elif output == "odd_rows":
+        whole = torch.full((m, n + 1), float("nan"), device="cuda", dtype=torch_dtype)
+        c = whole[:, :n]
+    elif output == "odd_start":
+        whole = torch.full((m * n + 1,), float("nan"), device="cuda", dtype=torch_dtype)
+        c = whole[1:].view(m, n)
+    else:
+        whole = torch.full((n, m), float("nan"), device="cuda", dtype=torch_dtype)
+        c = whole.t()
+    kernel(a, b, c, BM=128, BN=128, BK=64)
+    expected = (a.double() @ b.double()).to(torch_dtype)
+    tolerance = 1e-2 if dtype == "float16" else 2e-2
+    torch.testing.assert_close(c.float(), expected.float(), rtol=tolerance, atol=tolerance)
+    written = torch.zeros_like(whole, dtype=torch.bool)
+    if output == "odd_rows":
+        written[:, :n] = True
+    elif output == "odd_start":
+        written[1:] = True
+    else:
+        written[...] = True
+    assert torch.isnan(whole[~written]).all()
+
+
 # --- Hopper's warpgroup MMAs (wgmma, sm_90a) -----------------------------------------------------
 
 # (BM, BN, BK, num_warps): k-major atoms of 128, 64 and 32 bytes (BK 64 and 128, 32, 16), n-major

@@ -450,6 +450,18 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Null where the store is not such a store.
   std::function<void()> store_row_runs(const Param& p, const lower::TensorAccess& a, const Value& value,
                                        const std::vector<Expr>& shape, const std::string& ptr);
+  // Mode::WorkGroup, dialects with pair_stores: the unmasked path of a store of a 2-D 16-bit block
+  // held in a tile layout, a pair of adjacent columns at a time where the layout is a tensor
+  // core's and the rows allow (emitter_pair_stores.cpp); else `element` over the block's nest.
+  // Null where the store is not such a store.
+  std::function<void()> store_pairs(const Param& p, const lower::TensorAccess& a, const Value& value,
+                                    const std::vector<Expr>& shape, const std::string& ptr,
+                                    const std::function<void(const std::vector<Expr>&)>& element);
+  // The nest over a 2-D `shape` in its tile layout (a tensor core's), two adjacent columns at a
+  // time: `store` gets the first's index and `value` at each of the two.
+  void tile_pair_loops(
+      const std::vector<Expr>& shape, const Value& value,
+      const std::function<void(const std::vector<Expr>&, const std::string&, const std::string&)>& store);
   // An offset as R(m) + C(k), R not affine in m; nullopt otherwise (emitter_row_runs.cpp).
   std::optional<std::pair<Expr, Expr>> row_run_parts(const Expr& offset, const Expr& m, const Expr& k);
   // Inside index tables for `shape`: chunks of 16 rows (index m) and, per chunk, the check

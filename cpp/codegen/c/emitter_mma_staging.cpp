@@ -24,8 +24,6 @@ namespace nt::codegen {
 
 using namespace nt::ir;
 
-namespace {
-
 // The degree of `e` as a polynomial in the symbols `names` together: 0 (free of them), 1
 // (affine in them), or 2 (anything else: a product of two of them, or one under a division,
 // a modulo, a min or a comparison).
@@ -61,8 +59,6 @@ int degree_in(const Expr& e, const std::set<std::string>& names) {
   }
   return 2;
 }
-
-}  // namespace
 
 std::string staged_type(DType dtype) {
   if (dtype == DType::float32) return "float";

@@ -170,26 +170,25 @@ void Emitter::emit_store(const Stmt& s) {
       stored = stored->operands[0];
     }
     bool narrow = p.dtype == DType::float16 || p.dtype == DType::bfloat16;
+    auto element = [&](const std::vector<Expr>& i) {
+      std::string value = elem(stored, i);
+      if (!stream_buffer_.empty()) {  // a streamed strip (strip_mined_loop())
+        line_(stream_buffer_ + "[" + lane_of_last_ + "] = " + value + ";");
+        return;
+      }
+      std::string offset = c(simplify(a.offset_at(i), env_));
+      std::string mask = mask_of(a, i);
+      std::string store = store_element(p, ptr, offset, value);
+      if (mask.empty()) {
+        line_(store);
+      } else {
+        line_("if (" + mask + ") " + store);
+      }
+    };
     std::function<void()> runs = store_row_runs(p, a, stored, p.block_shape(), ptr);
+    if (!runs) runs = store_pairs(p, a, stored, p.block_shape(), ptr, element);
     stream_store_ = StreamedStore{s->param, &a};
-    nest(
-        p.block_shape(), {stored}, &a,
-        [&](const std::vector<Expr>& i) {
-          std::string value = elem(stored, i);
-          if (!stream_buffer_.empty()) {  // a streamed strip (strip_mined_loop())
-            line_(stream_buffer_ + "[" + lane_of_last_ + "] = " + value + ";");
-            return;
-          }
-          std::string offset = c(simplify(a.offset_at(i), env_));
-          std::string mask = mask_of(a, i);
-          std::string store = store_element(p, ptr, offset, value);
-          if (mask.empty()) {
-            line_(store);
-          } else {
-            line_("if (" + mask + ") " + store);
-          }
-        },
-        /*hint=*/!narrow, runs, /*prefetch=*/true);
+    nest(p.block_shape(), {stored}, &a, element, /*hint=*/!narrow, runs, /*prefetch=*/true);
     stream_store_.reset();
     keep_alive_.push_back(target);
   });

@@ -21,6 +21,9 @@ int staged_size(DType dtype);
 std::string staged_store(DType dtype, const std::string& array, const std::string& at,
                          const std::string& value);
 std::string staged_load(DType dtype, const std::string& array, const std::string& at);
+// The degree of `e` as a polynomial in the symbols `names` together: 0 (free of them), 1 (affine in
+// them), or 2 (anything else).
+int degree_in(const Expr& e, const std::set<std::string>& names);
 // The dot of an Assign `acc = acc + dot(a, b)` of the local's own dtype (accumulated in place), or null.
 const ir::ValueNode* accumulated_dot(const ir::Stmt& s);
 // The statements of `loop`'s body `acc += dot(a, b)` (accumulated_dot()) on 16-bit

@@ -72,6 +72,19 @@ NT_D void vstore_half_rte(float f, long i, half* p) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   p[i] = h;
 }
+#ifdef NT_MMA_SYNC
+// Two adjacent 16-bit results in one 32-bit store (cvt's first operand is the upper half).
+NT_D void nt_store_half2_rte(float a, float b, long i, half* p) {
+  uint h;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
+  *(uint*)(p + i) = h;
+}
+NT_D void nt_store_bf16x2_rte(float a, float b, long i, ushort* p) {
+  uint h;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
+  *(uint*)(p + i) = h;
+}
+#endif
 NT_D float as_float(uint x) { return __uint_as_float(x); }
 NT_D float as_float(int x) { return __int_as_float(x); }
 NT_D uint as_uint(float x) { return __float_as_uint(x); }
@@ -211,6 +224,7 @@ const Dialect& cuda_dialect() {
       .work_item_form = false,
       .mma_async_staging = true,
       .warp_shuffles = true,
+      .pair_stores = true,
   };
   return dialect;
 }
