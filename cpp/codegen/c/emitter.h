@@ -22,6 +22,7 @@
 //   emitter_row_slices.cpp   row vectors held in the rows of their blocks' layout (slice layouts)
 //   emitter_mma_staging.cpp  tensor-core operands staged in their own type (cp.async copies)
 //   emitter_pipeline.cpp     k loops loading tensor-core operands NT_STAGES - 1 iterations ahead
+//   emitter_pair_stores.cpp  16-bit results of tensor-core layouts stored a pair of columns a word
 //   emitter_work_group_dot.cpp  work-group dots, on tensor cores where the device has them (their
 //                            k loops: mma_steps.h, wgmma_ptx.h's write_wgmma_steps())
 //   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
