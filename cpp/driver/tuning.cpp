@@ -45,7 +45,11 @@ std::atomic<size_t> g_timing_runs{0};
 class TuningProgress {
  public:
   explicit TuningProgress(std::string kernel) : kernel_(std::move(kernel)) {
-    if (const char* every = std::getenv("NINETOOTHED_PROGRESS_SECONDS")) every_ = std::atof(every);
+    if (const char* every = std::getenv("NINETOOTHED_PROGRESS_SECONDS")) {
+      char* end = nullptr;
+      const double seconds = std::strtod(every, &end);
+      if (end != every && *end == '\0' && seconds >= 0) every_ = seconds;  // else the default
+    }
   }
   void built(size_t count) {
     built_ += count;

@@ -74,12 +74,12 @@ TEST(NeighbourSearch, StopsWhereNoNeighbourWins) {
   EXPECT_EQ(grid.rounds[0].size(), 4u);
 }
 
-TEST(NeighbourSearch, NeverTimesAConfigurationTwice) {
+TEST(NeighbourSearch, EndsWhereEveryNeighbourWasTimed) {
   Grid grid{{{"BM", 256}, {"BN", 8}}};
-  grid.walk({{"BM", 16}, {"BN", 64}}, 8);
-  size_t count = 0;
-  for (const auto& round : grid.rounds) count += round.size();
-  EXPECT_EQ(count + 1, grid.timed.size());  // (the start was timed before the walk)
+  const Config start{{"BM", 16}, {"BN", 64}};
+  for (const Config& c : grid.untimed_neighbours(start)) grid.timed.insert(c);  // all timed already
+  EXPECT_EQ(grid.walk(start, 3), start);
+  EXPECT_TRUE(grid.rounds.empty());  // nothing left to time: no round
 }
 
 }  // namespace

@@ -63,7 +63,9 @@ def matmul_nt_arrangement(a, b, c):
     c_tiled = c.tile((BM, BN))
     a_tiled = a.tile((BM, BK)).tile((1, -1)).expand((-1, c_tiled.shape[1]))
     a_tiled.dtype = a_tiled.dtype.squeeze(0)
-    b_tiled = b.tile((BN, BK)).tile((1, -1)).expand((c_tiled.shape[0], -1))
+    # (N / BN, 1) blocks of rows of k blocks, each program's n-block at its column: (1, N / BN),
+    # expanded over the programs' rows.
+    b_tiled = b.tile((BN, BK)).tile((1, -1)).permute((1, 0)).expand((c_tiled.shape[0], -1))
     b_tiled.dtype = b_tiled.dtype.squeeze(0)
     return a_tiled, b_tiled, c_tiled
 

@@ -238,36 +238,44 @@ def replay_neighbour_rounds(candidates, sampled, neighbours_of):
     return end
 
 
+def neighbours_of(best, warps_tuned):
+    """What CompiledKernel::neighbours() gives for NEIGHBOURS_SCRIPT's kernel: each block size
+    doubled or halved alone (8 to 64), a doubled one also on twice the warps where warps are tuned
+    (half and twice the default 4, 2 and 8)."""
+    warps = best.get("num_warps", 4)
+    near = set()
+    for name in best:
+        if name == "num_warps":
+            continue
+        for value in (best[name] * 2, best[name] // 2):
+            if 8 <= value <= 64:
+                near.add(tuple(sorted({**best, name: value}.items())))
+                if warps_tuned and value > best[name] and warps * 2 in (2, 8):
+                    near.add(tuple(sorted({**best, name: value, "num_warps": warps * 2}.items())))
+    return near
+
+
 @pytest.mark.parametrize("asked", ("1", "0"))
 def test_tuning_times_the_neighbours_of_the_fastest_sampled_candidate(tmp_path, asked):
     """Where the default cap leaves configurations untimed (16 here, 12 sampled), GPUs also time the
     untimed neighbours of the fastest sample: each block size doubled or halved alone, and again
     those of a neighbour that wins, three rounds at most. NINETOOTHED_TUNE_NEIGHBOURS=1 asks for it
-    on this device, 0 on none."""
+    on this device, 0 on none. (Where programs run on work-groups, warps are tuned too: the
+    fastest are timed again on other warps after these.)"""
     script = tmp_path / "neighbours.py"
     script.write_text(NEIGHBOURS_SCRIPT)
     env = dict(os.environ, NINETOOTHED_CACHE_DIR=str(tmp_path / "cache"), NINETOOTHED_TUNE_NEIGHBOURS=asked)
     result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     candidates = json.loads(result.stdout.strip().splitlines()[-1])
-    # (Where programs run on work-groups, the fastest are timed again on other warps after these.)
-    warps = candidates[0][0].get("num_warps")
-    candidates = [candidate for candidate in candidates if candidate[0].get("num_warps") == warps]
-
-    def neighbours_of(best):
-        near = set()
-        for name in best:
-            if name == "num_warps":
-                continue
-            for value in (best[name] * 2, best[name] // 2):
-                if 8 <= value <= 64:
-                    near.add(tuple(sorted({**best, name: value}.items())))
-        return near
-
-    if asked == "0":
-        assert len(candidates) == 12
+    warps_tuned = any("num_warps" in config for config, _ in candidates)
+    end = 12
+    if asked == "1":
+        end = replay_neighbour_rounds(candidates, 12, lambda best: neighbours_of(best, warps_tuned))
+    if warps_tuned:  # then the retimed ones, each on another number of warps
+        assert all(config.get("num_warps") in (2, 8) for config, _ in candidates[end:])
     else:
-        assert replay_neighbour_rounds(candidates, 12, neighbours_of) == len(candidates)
+        assert len(candidates) == end
 
 
 def test_neighbours_include_a_doubled_block_on_twice_the_warps(tmp_path):
@@ -283,18 +291,4 @@ def test_neighbours_include_a_doubled_block_on_twice_the_warps(tmp_path):
     candidates = json.loads(result.stdout.strip().splitlines()[-1])
     sampled = candidates[:12]
     assert all("num_warps" not in config for config, _ in sampled)  # on the default warps, 4
-
-    def neighbours_of(best):
-        warps = best.get("num_warps", 4)
-        near = set()
-        for name in best:
-            if name == "num_warps":
-                continue
-            for value in (best[name] * 2, best[name] // 2):
-                if 8 <= value <= 64:
-                    near.add(tuple(sorted({**best, name: value}.items())))
-                    if value > best[name] and warps * 2 in (2, 8):  # half and twice the default tuned
-                        near.add(tuple(sorted({**best, name: value, "num_warps": warps * 2}.items())))
-        return near
-
-    replay_neighbour_rounds(candidates, 12, neighbours_of)
+    replay_neighbour_rounds(candidates, 12, lambda best: neighbours_of(best, True))

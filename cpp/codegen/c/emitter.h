@@ -451,15 +451,12 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Null where the store is not such a store.
   std::function<void()> store_row_runs(const Param& p, const lower::TensorAccess& a, const Value& value,
                                        const std::vector<Expr>& shape, const std::string& ptr);
-  // Mode::WorkGroup, dialects with pair_stores: the unmasked path of a store of a 2-D 16-bit block
-  // held in a tile layout, a pair of adjacent columns at a time where the layout is a tensor
-  // core's and the rows allow (emitter_pair_stores.cpp); else `element` over the block's nest.
-  // Null where the store is not such a store.
+  // Pair stores of 2-D 16-bit blocks in tensor-core layouts (emitter_pair_stores.cpp): the unmasked
+  // path of such a store (null where it is none), else `element` over the block's nest; the nest
+  // two adjacent columns at a time, `store` given the first's index and `value` at each.
   std::function<void()> store_pairs(const Param& p, const lower::TensorAccess& a, const Value& value,
                                     const std::vector<Expr>& shape, const std::string& ptr,
                                     const std::function<void(const std::vector<Expr>&)>& element);
-  // The nest over a 2-D `shape` in its tile layout (a tensor core's), two adjacent columns at a
-  // time: `store` gets the first's index and `value` at each of the two.
   void tile_pair_loops(
       const std::vector<Expr>& shape, const Value& value,
       const std::function<void(const std::vector<Expr>&, const std::string&, const std::string&)>& store);

@@ -79,11 +79,10 @@ NT_D void nt_store_half2_rte(float a, float b, long i, half* p) {
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
   *(uint*)(p + i) = h;
 }
-NT_D void nt_store_bf16x2_rte(float a, float b, long i, ushort* p) {
-  uint h;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));
-  *(uint*)(p + i) = h;
-}
+// (bfloat16 by the shared preamble's nt_float_to_bf16, defined below, as element by element: a NaN
+// keeps its sign and payload, where cvt.rn.bf16x2 would give the canonical one.)
+#define nt_store_bf16x2_rte(a, b, i, p) \
+  (*(uint*)((p) + (i)) = (uint)nt_float_to_bf16(a) | (uint)nt_float_to_bf16(b) << 16)
 #endif
 NT_D float as_float(uint x) { return __uint_as_float(x); }
 NT_D float as_float(int x) { return __int_as_float(x); }
