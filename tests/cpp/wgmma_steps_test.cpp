@@ -61,5 +61,50 @@ TEST(WgmmaSteps, AKMajorBIsReadByAKMajorDescriptor) {
   at(out.text, ", nt_da, nt_db, 0);");
 }
 
+TEST(WgmmaSteps, AHeldInRegistersIsPackedBeforeTheFence) {
+  StringWriter out;
+  HeldOperand held{"nt_let7", "NT_HELD_A", 4};
+  WgmmaSteps s = steps(false);
+  s.held = &held;
+  write_wgmma_steps(out, s);
+  const std::string& t = out.text;
+  // Every step's fragments packed from the held slots (rows g and g + 8, columns 2 t and 8 + 2 t),
+  // all of them before the fence: wgmma reads its a registers while it runs.
+  size_t declared = at(t, "uint nt_fa[(BK) / 16][NT_MAX(1L, NT_R3 / 2)][4];");
+  size_t packed =
+      at(t,
+         "nt_fa[nt_k0 / 16][nt_i][3] = nt_pack_f16x2(nt_let7[(2 * nt_i + 1) * NT_C4 + nt_k0 / 4 + 2], "
+         "nt_let7[(2 * nt_i + 1) * NT_C4 + nt_k0 / 4 + 2 + 1]);");
+  size_t fence = at(t, "NT_WGMMA_FENCE();");
+  EXPECT_TRUE(declared < packed && packed < fence);
+  // a from registers: no descriptor of its own, the RA form of the macro.
+  EXPECT_EQ(t.find("nt_da"), std::string::npos) << t;
+  EXPECT_EQ(t.find("nt_wg ="), std::string::npos) << t;
+  at(t,
+     "if (NT_WGMMA_N(NT_COLS3) == 256) NT_WGMMA_RA_f16_256(nt_acc, 2 * nt_i * NT_C3 + nt_n0 / 4, NT_C3, "
+     "nt_fa[nt_k0 / 16][nt_i], nt_db, 1);");
+  at(t, "else NT_WGMMA_RA_f16_16(");
+  EXPECT_LT(fence, t.find("NT_WGMMA_COMMIT();"));
+  EXPECT_EQ(out.indent, 0);
+}
+
+TEST(WgmmaSteps, HelpersSpellTheRegisterFormOfEveryWidth) {
+  const std::string h = wgmma_helpers();
+  // a's four registers between the accumulators and b's descriptor; no transposition of a.
+  at(h,
+     "#define NT_WGMMA_RA_bf16_16(acc, base, C, fa, db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 "
+     "p, %13, "
+     "0;\\nwgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, "
+     "%10, "
+     "%11}, %12, p, 1, 1, %14;");
+  at(h, "\"r\"((fa)[0]), \"r\"((fa)[1]), \"r\"((fa)[2]), \"r\"((fa)[3]), \"l\"(db), \"r\"(1), \"n\"(tb))");
+  // The descriptor form keeps a's transposition (0).
+  at(h, "m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, %11;");
+  for (const char* width : {"16", "32", "64", "128", "256"})
+    at(h, std::string("#define NT_WGMMA_RA_f16_") + width + "(");
+  at(h, "#define NT_WARPGROUP_MMA 1\n");
+  at(h, "#define NT_WARPGROUP_MMA 0\n");
+}
+
 }  // namespace
 }  // namespace nt::codegen

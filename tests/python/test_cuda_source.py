@@ -170,8 +170,9 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     assert fill and fill.start() < loop  # filled before the loop, from the Let's registers
     assert f"float* {fill.group(1)} = " not in body  # the Let is not held in shared memory as floats
     assert "nt_ldmatrix_x4(nt_fa[nt_i], " + staged[0] in body[loop:]
-    # Its dots' results are read at once: mma.sync, not Hopper's warpgroup MMAs (k loops' accumulations).
-    assert "NT_WGMMA_FENCE" not in body and "#define NT_WGMMA0" not in source
+    # Its dots' results are read at once: their layouts are not those of k loops' accumulations on
+    # Hopper (NT_WGMMA<n>); their warpgroup MMAs read a from registers, or from its atoms where staged.
+    assert "#define NT_WGMMA0" not in source and "NT_WGMMA_RA_f16_" in body
 
 
 def _attention_source():
@@ -345,12 +346,17 @@ def test_cuda_source_builds_with_nvrtc(name, warps, mma, architecture):
 
 @needs_nvrtc
 @pytest.mark.parametrize("architecture, blocks, warps, index", (("sm_80", (64, 32), 4, ""),
-                                                                ("sm_90a", (128, 64), 8, " -DNT_INDEX32")))
+                                                                ("sm_90a", (128, 64), 8, " -DNT_INDEX32"),
+                                                                ("sm_90a", (128, 64), 4, ""),
+                                                                ("sm_90a", (64, 128), 4, " -DNT_INDEX32")))
 def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps, index):
+    """On sm_90a, 4 and 8 warps, both dots on wgmma with a from registers (head dim 64 there)."""
     compiled = _attention_source()
     options = re.sub(r"-cl-mad-enable|-DNT_VECTOR_BYTES=\S+|-DNT_WORK_ITEMS=\S+|-DNT_MMA_\S+|-DNT_CPU", "",
                      compiled.last_options)
     options = options.replace("-DBLOCK_M=32", f"-DBLOCK_M={blocks[0]}").replace("-DBLOCK_N=16", f"-DBLOCK_N={blocks[1]}")
+    if architecture == "sm_90a":
+        options = options.replace("size_3=16", "size_3=64")
     options += f" -DNT_WORK_ITEMS={32 * warps} -DNT_MMA_LAYOUT -DNT_MMA_SYNC" + index
     assert len(_core.compile_cuda(compiled.cuda_source, options, architecture)) > 0
 

@@ -144,6 +144,27 @@ def test_dots_read_at_once_keep_their_waits():
     assert loop.rstrip("}").rstrip().endswith("NT_BARRIER();")
 
 
+def test_attention_dots_read_a_from_registers_on_warpgroups():
+    """On Hopper both of attention's dots go on wgmma with a from the registers that hold it (q's
+    and p's slots, packed before the fence), b from its atoms: k k-major (q kᵀ: k staged as it is),
+    v n-major; where the layouts are wgmma's accumulators' (else mma.sync, as before)."""
+    from test_cuda_source import _attention_source
+
+    source = _attention_source().cuda_source
+    body = source[source.index("__global__"):]
+    # Each dot twice: a from registers, and from its atoms where it is staged (-DNT_NO_HELD_A).
+    assert body.count("NT_WGMMA_RA_f16_16(") == 2 and body.count("NT_WGMMA_f16_16(") == 2
+    assert body.count("#ifdef NT_WGMMA") == 4 and body.count("NT_WGMMA_WAIT(0);") == 4
+    assert "NT_WGMMA_DEFER" not in body  # read at once: nothing left running
+    assert "nt_wgmma_desc_k(" in body and "nt_wgmma_desc_mn(" in body and "nt_wgmma_at(" in body
+    assert "NT_ASYNC_PROXY_FENCE();" in body  # the copies of k and v into the atoms
+    # Each dot's fragments are packed before its fence, then issued: a from registers only.
+    for dot in re.finditer(r"uint nt_fa\[\(\w+\) / 16\]", body):
+        fence = body.index("NT_WGMMA_FENCE();", dot.end())
+        assert "nt_pack_f16x2(nt_let" in body[dot.end():fence]
+        assert body.index("NT_WGMMA_RA_f16_256(", fence) < body.index("NT_WGMMA_COMMIT();", fence)
+
+
 def test_float32_dots_load_nothing_ahead():
     source = make_matmul(ninetoothed.float32).cuda_source
     assert "NT_STAGES" not in source and "cp_async16(" not in source.split("nt_kernel_")[-1]
@@ -361,6 +382,39 @@ def test_warpgroup_mma_on_cuda(dtype, layout, transposed, blocks):
     kernel(a, b, c, BM=bm, BN=bn, BK=bk)
     expected = (a.double() @ (b.double().t() if transposed else b.double())).float()
     torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("head_dim", (64, 128))
+@pytest.mark.parametrize("blocks", ((64, 32, 4), (128, 64, 4), (128, 64, 8), (64, 128, 4)))
+def test_attention_on_warpgroups_on_cuda(dtype, head_dim, blocks):
+    """Flash attention whose dots read a from registers on wgmma (on a Hopper GPU; mma.sync
+    elsewhere): one or two warpgroups, one or two 64-row strips a warpgroup, partial blocks of
+    queries and keys (200 of each), causal and not; every element against float64 computed from
+    the kernel's own rounding of the scaled q (exp2's units)."""
+    from test_kernels_attention import KERNEL, arrangement, application, _head_tensor
+
+    bm, bn, warps = blocks
+    torch_dtype = DTYPES[dtype][1]
+    kernel = ninetoothed.make(arrangement, application, (_head_tensor(), _head_tensor(), _head_tensor(), Tensor(0),
+                                                         Tensor(0, constexpr=True), _head_tensor()), num_warps=warps)
+    assert KERNEL is not kernel
+    q, k, v = (torch.randn(1, 2, 200, head_dim, device="cuda").to(torch_dtype) for _ in range(3))
+    scale = head_dim**-0.5
+    scaled = (q * (scale * 1.44269504089)).to(torch_dtype).double()
+    for is_causal in (False, True):
+        o = torch.full_like(q, float("nan"))
+        kernel(q, k, v, scale, is_causal, o, BLOCK_M=bm, BLOCK_N=bn)
+        scores = scaled @ k.double().transpose(-1, -2)
+        if is_causal:
+            scores = scores.masked_fill(torch.ones(200, 200, dtype=torch.bool, device="cuda").tril().logical_not(),
+                                        float("-inf"))
+        p = torch.exp2(scores - scores.amax(-1, keepdim=True))
+        expected = (p @ v.double()) / p.sum(-1, keepdim=True)
+        # p is rounded to the 16-bit type for its dot: bfloat16's 8 bits give the larger error.
+        tolerance = 3e-3 if dtype == "float16" else 2e-2
+        torch.testing.assert_close(o.double(), expected, rtol=tolerance, atol=tolerance)
 
 
 @cuda

@@ -147,7 +147,8 @@ KernelSource Emitter::run() {
       src << respell(kMmaStagingHelpers, d_)
           << "#else\n#define NT_CP_ASYNC_COMMIT()\n#define NT_CP_ASYNC_WAIT(n)\n";
     src << "#endif\n";
-    if (!wgmma_shapes_.empty()) src << respell(wgmma_helpers(), d_);
+    // Warpgroup MMAs: k loops' accumulations, and dots whose a registers may hold.
+    if (!wgmma_shapes_.empty() || !row_warp_shapes_.empty()) src << respell(wgmma_helpers(), d_);
     // Dots' a fragments read from registers (registers_of_a()); -DNT_NO_HELD_A stages them instead.
     if (!row_warp_shapes_.empty())
       src << "#ifdef NT_NO_HELD_A\n#define NT_HELD_A 0\n#else\n#define NT_HELD_A 1\n#endif\n";

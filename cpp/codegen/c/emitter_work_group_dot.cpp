@@ -70,6 +70,18 @@ Value Emitter::staged_value(const Value& dot, int which) {
   return o;
 }
 
+namespace {
+
+// C: where tile layout n is that of wgmma's accumulators (built for it, NT_WARPGROUP_MMA): an mma
+// layout of whole warpgroups whose warps each hold 16 rows of every 16 NT_WM (NT_WN 1), in columns
+// of 16.
+std::string warpgroup_result(const std::string& n) {
+  return "NT_WARPGROUP_MMA && NT_MMA" + n + " && NT_WORK_ITEMS % 128 == 0 && NT_WM" + n +
+         " == NT_WORK_ITEMS / 32 && NT_WN" + n + " == 1 && NT_COLS" + n + " % 16 == 0";
+}
+
+}  // namespace
+
 StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
   const std::string mma = mma_type(dot);
   if (is_tf32(mma))
@@ -86,6 +98,14 @@ StagedLayout Emitter::operand_layout(const Value& dot, int which, int& pad) {
   if (wgmma_shapes_.count(shape_key(dot->type.shape)) && (mma == "f16" || mma == "bf16")) {
     layout.swizzled =
         "NT_WGMMA" + n + " && (" + c(simplify(dot->operands[0]->type.shape[1], env_)) + ") % 16 == 0";
+    padded += " && !(" + layout.swizzled + ")";
+  } else if ((mma == "f16" || mma == "bf16") && register_operand(dot) &&
+             row_warp_shapes_.count(shape_key(dot->operands[0]->type.shape))) {
+    // A dot whose a registers may hold (flash attention's q k and p v): on Hopper, wgmma reading a
+    // from them (or from its atoms where it is staged), where the result's layout is wgmma's
+    // accumulators' (every warp its own 16 rows of each 16 NT_WM, whole warpgroups).
+    layout.swizzled =
+        warpgroup_result(n) + " && (" + c(simplify(dot->operands[0]->type.shape[1], env_)) + ") % 16 == 0";
     padded += " && !(" + layout.swizzled + ")";
   }
   layout.pitch = padded + " ? " + layout.columns + " + " + std::to_string(pad) + " : " + layout.columns;
@@ -305,8 +325,23 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     } else {
       if (!held_a.array.empty()) {
         open("if (" + held_a.condition + ")");
+        // On Hopper, a from these registers and b from its atoms, where b is staged in them.
+        const bool warpgroups = b16 && !lb.swizzled.empty();
+        if (warpgroups) {
+          line_("#ifdef NT_WGMMA");
+          // (b staged for another dot: its atoms' condition need not be this result layout's.)
+          open("if (" +
+               (lb.swizzled == wgmma ? lb.swizzled : "(" + lb.swizzled + ") && " + warpgroup_result(n)) +
+               ")");
+          write_wgmma_steps(
+              *this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt, "", &held_a});
+          close("} else");
+          line_("#endif");
+          open("");
+        }
         write_mma_steps(*this, {mma, layout, tx, ty, acc, A, B, K, la, lb, false, false, b16, bt, &held_a,
                                 std::string(d_.local_pointer)});
+        if (warpgroups) close();
         close("} else");
         open("");
       }

@@ -28,15 +28,8 @@ void write_mma_steps(CodeWriter& out, const MmaSteps& steps) {
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
   if (held) {
-    // Its slots (2 nt_i + h, 4 (nt_k0 / 16) + 2 q + e): rows g and g + 8 (h), columns 2 t + e and
-    // 8 + 2 t + e (q) of this 16 x 16 tile; a's register h + 2 q.
-    const std::string in = "NT_C" + std::to_string(held->layout);
-    for (int r = 0; r < 4; ++r) {
-      const std::string slot = "(2 * nt_i + " + std::to_string(r % 2) + ") * " + in + " + nt_k0 / 4 + " +
-                               std::to_string(2 * (r / 2));
-      line_("nt_fa[nt_i][" + std::to_string(r) + "] = " + pack + "(" + held->array + "[" + slot + "], " +
-            held->array + "[" + slot + " + 1]);");
-    }
+    for (int r = 0; r < 4; ++r)
+      line_("nt_fa[nt_i][" + std::to_string(r) + "] = " + held_a_register(*held, type, r) + ";");
   } else if (a16) {
     // Lane l names row l % 16 of the tile, from column 8 (l / 16): the four 8 x 8 matrices are
     // a's registers 0 to 3 (rows + 0 and + 8, columns + 0 and + 8).
@@ -106,6 +99,14 @@ void write_mma_steps(CodeWriter& out, const MmaSteps& steps) {
     line_(step + "(" + d[0] + ", " + d[1] + ", " + d[2] + ", " + d[3] + ", nt_fa[nt_i], nt_fb[nt_j]);");
   });
   close();
+}
+
+std::string held_a_register(const HeldOperand& held, const std::string& type, int r) {
+  // Its slots (2 nt_i + h, 4 (nt_k0 / 16) + 2 q + e): rows g and g + 8 (h), columns 2 t + e and
+  // 8 + 2 t + e (q) of this 16 x 16 tile; a's register h + 2 q.
+  const std::string slot = "(2 * nt_i + " + std::to_string(r % 2) + ") * NT_C" + std::to_string(held.layout) +
+                           " + nt_k0 / 4 + " + std::to_string(2 * (r / 2));
+  return "nt_pack_" + type + "x2(" + held.array + "[" + slot + "], " + held.array + "[" + slot + " + 1])";
 }
 
 void write_mma_tiles(CodeWriter& out, int layout, const std::string& acc,

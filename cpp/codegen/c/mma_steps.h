@@ -42,6 +42,10 @@ struct Tf32Steps {
 };
 void write_tf32_steps(CodeWriter& out, const Tf32Steps& steps);
 
+// Register r (0 to 3) of the a fragment of the warp's nt_i-th 16 rows at step nt_k0 of k, packed
+// from the held a's slots (C: nt_pack_<type>x2 of two of them); mma.sync's and wgmma's alike.
+std::string held_a_register(const HeldOperand& held, const std::string& type, int r);
+
 // For each 16 x 8 tile (nt_i, nt_j) of the warp's in tile layout `layout` (an mma one): `body` with
 // the tile's four accumulator slots of `acc`, as the mma macros take them.
 using MmaSlots = std::array<std::string, 4>;

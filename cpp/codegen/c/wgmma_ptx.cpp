@@ -1,5 +1,7 @@
 #include "codegen/c/wgmma_ptx.h"
 
+#include "codegen/c/mma_steps.h"
+
 namespace nt::codegen {
 
 namespace {
@@ -41,9 +43,10 @@ inline ulong nt_wgmma_desc_mn(const void* p, long offset, long rows, long atom) 
 #define NT_ASYNC_PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" : : : "memory")
 )CL";
 
-// One wgmma of a 64 x n tile: n / 2 accumulators, then the descriptors, the scale of d (1: add
-// to it) and b's transposition.
-std::string wgmma_macro(const std::string& type, int n) {
+// One wgmma of a 64 x n tile: n / 2 accumulators, then a (a descriptor, or with `registers` its
+// four registers of packed pairs: mma.sync's a fragment), b's descriptor, the scale of d (1: add
+// to it) and b's transposition (a from registers has none of its own).
+std::string wgmma_macro(const std::string& type, int n, bool registers) {
   const int regs = n / 2;
   std::string list, outputs;
   for (int q = 0; q < regs; ++q) {
@@ -52,13 +55,20 @@ std::string wgmma_macro(const std::string& type, int n) {
     outputs += std::string(q ? ", " : "") + "\"+f\"((acc)[(base) + " + row +
                std::to_string(2 * (q / 4) + q % 2) + "])";
   }
-  const std::string r = std::to_string(regs);
   auto operand = [&](int k) { return "%" + std::to_string(regs + k); };
-  return "#define NT_WGMMA_" + type + "_" + std::to_string(n) +
-         "(acc, base, C, da, db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + operand(2) +
+  const int a_operands = registers ? 4 : 1;
+  std::string a = operand(0), inputs = "\"l\"(da)";
+  if (registers) {
+    a = "{" + operand(0) + ", " + operand(1) + ", " + operand(2) + ", " + operand(3) + "}";
+    inputs = "\"r\"((fa)[0]), \"r\"((fa)[1]), \"r\"((fa)[2]), \"r\"((fa)[3])";
+  }
+  const std::string b = operand(a_operands), scale = operand(a_operands + 1), tb = operand(a_operands + 2);
+  return "#define NT_WGMMA_" + std::string(registers ? "RA_" : "") + type + "_" + std::to_string(n) +
+         "(acc, base, C, " + (registers ? "fa" : "da") +
+         ", db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + scale +
          ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
-         " {" + list + "}, " + operand(0) + ", " + operand(1) + ", p, 1, 1, 0, " + operand(3) +
-         ";\\n}\\n\" : " + outputs + " : \"l\"(da), \"l\"(db), \"r\"(1), \"n\"(tb))\n";
+         " {" + list + "}, " + a + ", " + b + ", p, 1, 1, " + (registers ? "" : "0, ") + tb +
+         ";\\n}\\n\" : " + outputs + " : " + inputs + ", \"l\"(db), \"r\"(1), \"n\"(tb))\n";
 }
 
 }  // namespace
@@ -67,9 +77,11 @@ std::string wgmma_helpers() {
   std::string out = kAtoms;
   out += "#ifdef NT_WGMMA\n";
   out += kDescriptors;
+  out += "#define NT_WARPGROUP_MMA 1\n";
   for (const char* type : {"f16", "bf16"})
-    for (int n = 16; n <= 256; n *= 2) out += wgmma_macro(type, n);
-  out += "#else\n#define NT_ASYNC_PROXY_FENCE()\n#endif\n";
+    for (int n = 16; n <= 256; n *= 2)
+      for (bool registers : {false, true}) out += wgmma_macro(type, n, registers);
+  out += "#else\n#define NT_WARPGROUP_MMA 0\n#define NT_ASYNC_PROXY_FENCE()\n#endif\n";
   return out;
 }
 
@@ -85,15 +97,31 @@ void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
   const std::string width = "NT_WGMMA_N(NT_COLS" + n + ")";
   // The accumulators' registers, read and written only after what came before (the wait).
   auto hold = [&] { hold_wgmma_accumulators(out, acc, steps.layout); };
-  line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
+  const HeldOperand* held = steps.held;
+  if (held) {
+    // a's fragments packed from the registers that hold it (as write_mma_steps() packs them), all of
+    // them before the fence: wgmma reads them while it runs.
+    line_("uint nt_fa[(" + K + ") / 16][NT_MAX(1L, NT_R" + n + " / 2)][4];");
+    line_("NT_UNROLL");
+    open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
+    line_("NT_UNROLL");
+    open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
+    for (int r = 0; r < 4; ++r)
+      line_("nt_fa[nt_k0 / 16][nt_i][" + std::to_string(r) + "] = " + held_a_register(*held, type, r) + ";");
+    close();
+    close();
+  } else {
+    line_("const nt_index nt_wg = NT_LANE / 128;  // this thread's warpgroup");
+  }
   hold();  // as they are now: wgmma.fence orders their earlier writes
   line_("NT_WGMMA_FENCE();");
   line_("NT_UNROLL");
   open("for (nt_index nt_k0 = 0; nt_k0 < " + K + "; nt_k0 += 16)");
   line_("NT_UNROLL");
   open("for (int nt_i = 0; nt_i < NT_R" + n + " / 2; ++nt_i)");
-  line_("const ulong nt_da = nt_wgmma_desc_k(" + A + ", nt_wgmma_offset(16L * NT_WM" + n +
-        " * nt_i + 64L * nt_wg, nt_k0, " + steps.A_rows + ", " + atom_a + "), " + atom_a + ");");
+  if (!held)
+    line_("const ulong nt_da = nt_wgmma_desc_k(" + A + ", nt_wgmma_offset(16L * NT_WM" + n +
+          " * nt_i + 64L * nt_wg, nt_k0, " + steps.A_rows + ", " + atom_a + "), " + atom_a + ");");
   line_("NT_UNROLL");
   open("for (nt_index nt_n0 = 0; nt_n0 < NT_COLS" + n + "; nt_n0 += " + width + ")");
   if (bt) {
@@ -104,12 +132,14 @@ void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
           ", " + atom_b + "), " + steps.B_rows + ", " + atom_b + ");");
   }
   // The first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
-  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n +
-                           ", nt_da, nt_db, " + (bt ? "0" : "1") + ");";
+  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n + ", " +
+                           (held ? "nt_fa[nt_k0 / 16][nt_i]" : "nt_da") + ", nt_db, " + (bt ? "0" : "1") +
+                           ");";
+  const std::string macro = std::string("NT_WGMMA_") + (held ? "RA_" : "") + type + "_";
   for (int w = 256; w > 16; w /= 2)
-    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) +
-          ") NT_WGMMA_" + type + "_" + std::to_string(w) + args);
-  line_("else NT_WGMMA_" + type + "_16" + args);
+    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) + ") " +
+          macro + std::to_string(w) + args);
+  line_("else " + macro + "16" + args);
   close();
   close();
   close();

@@ -25,6 +25,9 @@
 //   NT_WGMMA_<type>_<N>(acc, base, C, da, db, tb)  acc += a b for a 64 x N tile, type f16 or
 //                               bf16, tb 1 for an n-major b: register q of the warpgroup's
 //                               fragment is acc[base + (q / 2 % 2) C + 2 (q / 4) + q % 2];
+//   NT_WGMMA_RA_<type>_<N>(acc, base, C, fa, db, tb)  the same with a from registers: fa the
+//                               warp's four of its 16 rows, as mma.sync's a fragment;
+//   NT_WARPGROUP_MMA            1 where NT_WGMMA is defined, else 0 (for C conditions);
 //   NT_ASYNC_PROXY_FENCE()      what this thread wrote to shared memory is seen by wgmma (no-op
 //                               without NT_WGMMA).
 //
@@ -34,6 +37,7 @@
 #include <string>
 
 #include "codegen/c/code_writer.h"
+#include "codegen/c/mma_operands.h"
 
 namespace nt::codegen {
 
@@ -56,6 +60,9 @@ struct WgmmaSteps {
   // Where this macro is 1 at build, leave the group running: the caller waits for it
   // (NT_WGMMA_WAIT) before acc is read, and before the operands' buffers are written again.
   std::string defer_macro;
+  // a read from the registers that hold it in the result's rows (flash attention's q and p) instead
+  // of A: its fragments packed as mma.sync's (held_a_register()), wgmma's a operand.
+  const HeldOperand* held = nullptr;
 };
 void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps);
 
