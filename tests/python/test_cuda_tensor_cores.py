@@ -145,24 +145,29 @@ def test_dots_read_at_once_keep_their_waits():
 
 
 def test_attention_dots_read_a_from_registers_on_warpgroups():
-    """On Hopper both of attention's dots go on wgmma with a from the registers that hold it (q's
-    and p's slots, packed before the fence), b from its atoms: k k-major (q kᵀ: k staged as it is),
-    v n-major; where the layouts are wgmma's accumulators' (else mma.sync, as before)."""
+    """On Hopper both of attention's dots go on wgmma where the layouts are wgmma's accumulators'
+    (else mma.sync, as before), b from its atoms: k k-major (q kᵀ: k staged as it is), v n-major.
+    p v reads p from the registers that hold it (its slots packed before the fence); q kᵀ reads q
+    from its atoms, staged once before the loop, so that q's registers are free in the loop."""
     from test_cuda_source import _attention_source
 
     source = _attention_source().cuda_source
     body = source[source.index("__global__"):]
-    # Each dot twice: a from registers, and from its atoms where it is staged (-DNT_NO_HELD_A).
-    assert body.count("NT_WGMMA_RA_f16_16(") == 2 and body.count("NT_WGMMA_f16_16(") == 2
+    # p v from registers; q kᵀ from q's atoms, where q is held and where not; p v from p's atoms
+    # where p is staged (-DNT_NO_HELD_A).
+    assert body.count("NT_WGMMA_RA_f16_16(") == 1 and body.count("NT_WGMMA_f16_16(") == 3
     assert body.count("#ifdef NT_WGMMA") == 4 and body.count("NT_WGMMA_WAIT(0);") == 4
     assert "NT_WGMMA_DEFER" not in body  # read at once: nothing left running
     assert "nt_wgmma_desc_k(" in body and "nt_wgmma_desc_mn(" in body and "nt_wgmma_at(" in body
     assert "NT_ASYNC_PROXY_FENCE();" in body  # the copies of k and v into the atoms
-    # Each dot's fragments are packed before its fence, then issued: a from registers only.
-    for dot in re.finditer(r"uint nt_fa\[\(\w+\) / 16\]", body):
-        fence = body.index("NT_WGMMA_FENCE();", dot.end())
-        assert "nt_pack_f16x2(nt_let" in body[dot.end():fence]
-        assert body.index("NT_WGMMA_RA_f16_256(", fence) < body.index("NT_WGMMA_COMMIT();", fence)
+    q = re.search(r"nt_wgmma_desc_k\((nt_invariant\d+), ", body)
+    loop = body.index("for (nt_index nt_i")  # the loop over blocks of keys
+    assert q and body.index(f", {q.group(1)});") < loop < q.start()  # filled before it, read in it
+    # p's fragments are packed before the fence, then issued.
+    dot = re.search(r"uint nt_fa\[\(BLOCK_N\) / 16\]", body)
+    fence = body.index("NT_WGMMA_FENCE();", dot.end())
+    assert re.search(r"nt_pack_f16x2\(nt_let\d+\[", body[dot.end():fence])
+    assert body.index("NT_WGMMA_RA_f16_256(", fence) < body.index("NT_WGMMA_COMMIT();", fence)
 
 
 def test_float32_dots_load_nothing_ahead():

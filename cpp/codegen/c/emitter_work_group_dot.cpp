@@ -325,16 +325,21 @@ void Emitter::emit_dot_group(const Value& v, const std::string& result, bool acc
     } else {
       if (!held_a.array.empty()) {
         open("if (" + held_a.condition + ")");
-        // On Hopper, a from these registers and b from its atoms, where b is staged in them.
+        // On Hopper, b from its atoms, where b is staged in them, and a from these registers, or
+        // from its atoms where it is staged in them before the loop (attention's q: its registers
+        // are then free for the loop).
         const bool warpgroups = b16 && !lb.swizzled.empty();
         if (warpgroups) {
-          line_("#ifdef NT_WGMMA");
+          const bool staged_a = a16 && !la.swizzled.empty() && staged_operands_.count(a.get());
+          std::string condition = lb.swizzled;
+          if (staged_a && la.swizzled != condition)
+            condition = "(" + condition + ") && (" + la.swizzled + ")";
           // (b staged for another dot: its atoms' condition need not be this result layout's.)
-          open("if (" +
-               (lb.swizzled == wgmma ? lb.swizzled : "(" + lb.swizzled + ") && " + warpgroup_result(n)) +
-               ")");
-          write_wgmma_steps(
-              *this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt, "", &held_a});
+          if (condition != wgmma) condition = "(" + condition + ") && " + warpgroup_result(n);
+          line_("#ifdef NT_WGMMA");
+          open("if (" + condition + ")");
+          write_wgmma_steps(*this, {mma, layout, acc, A, la.rows, la.columns, B, lb.rows, lb.columns, K, bt,
+                                    "", staged_a ? nullptr : &held_a});
           close("} else");
           line_("#endif");
           open("");
