@@ -125,29 +125,6 @@ void Emitter::emit_assign(const Stmt& s) {
       emit_dot(v->operands[1], name, /*accumulate=*/true);
       return;
     }
-    // acc = x + dot(a, b) on tensor cores (flash attention's acc * alpha + dot(p, v)), x of acc's
-    // shape reading acc only where it writes, a and b not at all: acc = x, then the dot accumulates
-    // into it, in its accumulators (no second block of them, no additions after).
-    if (group_ && !serial_ && v->kind == ValueKind::Binary && static_cast<BinaryFn>(v->op) == BinaryFn::Add &&
-        !type.is_scalar()) {
-      const int d = v->operands[1]->kind == ValueKind::Dot   ? 1
-                    : v->operands[0]->kind == ValueKind::Dot ? 0
-                                                             : -1;
-      const Value* dot = d < 0 ? nullptr : &v->operands[d];
-      const Value* x = d < 0 ? nullptr : &v->operands[1 - d];
-      auto alike = [&](const Value& o) {
-        return o->type.dtype == type.dtype && shape_key(o->type.shape) == shape_key(type.shape);
-      };
-      if (dot && alike(*dot) && alike(*x) && !mma_type(*dot).empty() &&
-          mma_shapes_.count(shape_key(type.shape)) &&
-          !reads_local_elsewhere(*dot, s->id, /*remapped=*/true) && !reads_local_elsewhere(*x, s->id)) {
-        materialize_parts(*x);
-        write_array(name, type, *x);
-        for (const Value& o : (*dot)->operands) materialize_parts(o);
-        emit_dot(*dot, name, /*accumulate=*/true);
-        return;
-      }
-    }
     materialize_parts(v);
     if (type.is_scalar()) {
       line_(name + " = " + elem(v, {}) + ";");
