@@ -9,9 +9,13 @@
 //
 // The result shapes of k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()) are wgmma
 // shapes: any 16-bit dot of such a shape comes here where both its operands are staged in the
-// atoms. Attention's dots, whose results are read at once, measured faster on mma.sync. Leaving
-// one group of wgmma's running into the next iteration, with the copies one stage less ahead,
-// measured slower than waiting for each, so each dot waits for its own.
+// atoms. Dots whose a registers may hold (flash attention's q kᵀ and p v, whose results are read
+// at once) keep their tile layouts (rows a warp, lower/program_layout.h), which are wgmma's
+// accumulators' where every warp holds 16 rows of every 16 NT_WM: there b is staged in the atoms
+// (operand_layout()) and a is read from registers (p), or from its atoms where it is staged
+// before the loop (q), and each dot waits for its own group. Leaving one group of a k loop's
+// wgmma's running into the next iteration, with the copies one stage less ahead, measured slower
+// than waiting for each, so each dot waits for its own.
 //
 // Warpgroup g multiplies rows 64 g to 64 g + 63 of each 16 NT_WM rows (nt_i-th: the rows its
 // warps hold in the tile layout) by all NT_COLS columns, in wgmma's of NT_WGMMA_N columns. a is

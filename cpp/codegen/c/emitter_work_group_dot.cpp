@@ -152,8 +152,9 @@ void Emitter::collect_mma_shapes() {
     row_warp_shapes_.insert(shape_key(dot->operands[0]->type.shape));
     row_warp_shapes_.insert(shape_key(dot->type.shape));
   }
-  // Warpgroup MMAs for k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()): elsewhere
-  // (attention's dots, their results read at once) mma.sync's fragments measured faster.
+  // Warpgroup MMAs' layouts for k loops' accumulations (`acc += dot(a, b)`, accumulated_dots()).
+  // (Attention's dots, their results read at once, keep their rows-a-warp layouts, on wgmma where
+  // those are its accumulators': operand_layout().)
   struct Loops : IRVisitor {
     using IRVisitor::visit;
     void visit(const Stmt& s) override {
