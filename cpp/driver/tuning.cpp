@@ -23,6 +23,7 @@
 #include "symbolic/substitute.h"
 #include "tune/config_space.h"
 #include "tune/neighbour_search.h"
+#include "tune/parallel_builds.h"
 
 namespace nt {
 
@@ -401,11 +402,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // (Where it fails to build, each candidate is built on its own, as elsewhere.)
   const bool one_build = launches_on_one_build(target) && warp_configs == 0 &&
                          prepare_one_build(bound, space.front(), target, /*keep=*/false);
-  // Build the candidates in parallel, then time them one by one: NVRTC on up to 4 cores (8 gained
-  // nothing measurable, and a large kernel's build takes gigabytes), an OpenCL driver's compiler on
-  // two (PoCL's holds a lock through most of a build).
-  const size_t parallel_builds =
-      target.cuda ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 2;
+  // Build the candidates in parallel (tune/parallel_builds.h), then time them one by one.
+  const size_t parallel_builds = tune::parallel_builds(
+      target.cuda != nullptr, std::thread::hardware_concurrency(), tune::available_memory());
   TuningProgress progress(plan_.source.name.starts_with("nt_kernel_") ? plan_.source.name.substr(10)
                                                                       : plan_.source.name);
   auto build_all = [&](const std::vector<tune::Config>& configs) {

@@ -1,0 +1,25 @@
+// How many of tuning's candidates are built at once (driver/tuning.cpp).
+//
+// In: the target (CUDA through NVRTC, or an OpenCL driver), the machine's cores and the memory
+// available to the process. Out: the builds to run together. An OpenCL driver's compiler gets two
+// (PoCL's holds a lock through most of a build). NVRTC gets up to 4 cores (8 gained nothing
+// measurable), and no more builds than the available memory holds at kNvrtcBuildBytes a build: a
+// flash attention's build for Hopper took 9.7 GB of a process's memory where the same process
+// took 2.5 GB with mma.sync (docs/performance.md), so that 4 at once need some 30 GB.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace nt::tune {
+
+inline constexpr uint64_t kNvrtcBuildBytes = uint64_t{8} << 30;
+
+size_t parallel_builds(bool nvrtc, unsigned cores, std::optional<uint64_t> available_bytes);
+
+// The memory the system could give this process now (Linux: /proc/meminfo's MemAvailable), or
+// nothing where it does not say.
+std::optional<uint64_t> available_memory();
+
+}  // namespace nt::tune
