@@ -402,13 +402,12 @@ def test_attention_on_warpgroups_on_cuda(dtype, head_dim, blocks):
     elsewhere): one or two warpgroups, one or two 64-row strips a warpgroup, partial blocks of
     queries and keys (200 of each), causal and not; every element against float64 computed from
     the kernel's own rounding of the scaled q (exp2's units)."""
-    from test_kernels_attention import KERNEL, arrangement, application, _head_tensor
+    from test_kernels_attention import _head_tensor, application, arrangement
 
     bm, bn, warps = blocks
     torch_dtype = DTYPES[dtype][1]
     kernel = ninetoothed.make(arrangement, application, (_head_tensor(), _head_tensor(), _head_tensor(), Tensor(0),
                                                          Tensor(0, constexpr=True), _head_tensor()), num_warps=warps)
-    assert KERNEL is not kernel
     q, k, v = (torch.randn(1, 2, 200, head_dim, device="cuda").to(torch_dtype) for _ in range(3))
     scale = head_dim**-0.5
     scaled = (q * (scale * 1.44269504089)).to(torch_dtype).double()
