@@ -331,9 +331,12 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // contiguous, 16-byte aligned rows, 16 bytes a thread by cp.async; else `copy` element by element.
   void copy_staged_rows(const Value& v, const std::string& array, const StagedLayout& layout,
                         const std::function<void(const std::vector<Expr>&)>& copy);
+  // C: the 2-D block `shape` accessed as `a` has contiguous rows a multiple of `rows_by` elements
+  // apart, and `ptr` + its first offset is `align`-byte aligned; "" unless the offset is affine.
+  std::string unit_rows_test(const lower::TensorAccess& a, const std::vector<Expr>& shape,
+                             const std::string& ptr, int rows_by, int align);
   // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
-  // emit_async_rows(): its rows contiguous, 16-byte aligned and a multiple of 16 bytes long;
-  // "" where its offset is not affine in the element indices.
+  // emit_async_rows(): unit_rows_test() at 16 bytes, and rows a multiple of 16 bytes long; or "".
   std::string async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch);
   // The cp.async copies of the block (16 bytes a thread at a time), not committed.
   void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
@@ -452,14 +455,10 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::function<void()> store_row_runs(const Param& p, const lower::TensorAccess& a, const Value& value,
                                        const std::vector<Expr>& shape, const std::string& ptr);
   // Pair stores of 2-D 16-bit blocks in tensor-core layouts (emitter_pair_stores.cpp): the unmasked
-  // path of such a store (null where it is none), else `element` over the block's nest; the nest
-  // two adjacent columns at a time, `store` given the first's index and `value` at each.
+  // path of such a store, two adjacent columns a word where they may be, else `element`; or null.
   std::function<void()> store_pairs(const Param& p, const lower::TensorAccess& a, const Value& value,
                                     const std::vector<Expr>& shape, const std::string& ptr,
                                     const std::function<void(const std::vector<Expr>&)>& element);
-  void tile_pair_loops(
-      const std::vector<Expr>& shape, const Value& value,
-      const std::function<void(const std::vector<Expr>&, const std::string&, const std::string&)>& store);
   // An offset as R(m) + C(k), R not affine in m; nullopt otherwise (emitter_row_runs.cpp).
   std::optional<std::pair<Expr, Expr>> row_run_parts(const Expr& offset, const Expr& m, const Expr& k);
   // Inside index tables for `shape`: chunks of 16 rows (index m) and, per chunk, the check

@@ -81,24 +81,34 @@ std::string staged_load(DType dtype, const std::string& array, const std::string
   return "nt_bf16_to_float(" + array + "[" + at + "])";
 }
 
+std::string Emitter::unit_rows_test(const lower::TensorAccess& a, const std::vector<Expr>& shape,
+                                    const std::string& ptr, int rows_by, int align) {
+  // Only where the element offset is affine in the block's row i and column j are its steps along
+  // either the same everywhere, read at (0, 0).
+  const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
+  if (degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1) return "";
+  auto offset = [&](int64_t row, int64_t column) {
+    return "(" + c(simplify(a.offset_at({Expr(row), Expr(column)}), env_)) + ")";
+  };
+  const std::string origin = offset(0, 0);
+  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % " +
+         std::to_string(rows_by) + " == 0 && ((ulong)(" + ptr + " + " + origin + ") & " +
+         std::to_string(align - 1) + ") == 0";
+}
+
 std::string Emitter::async_rows_test(const Value& load, const lower::TensorAccess& a,
                                      const std::string& pitch) {
   const std::vector<Expr>& shape = load->type.shape;
   if (load->kind != ValueKind::Load || shape.size() != 2 ||
       k_.params[load->param].dtype != load->type.dtype || a.never || !a.per_element.empty())
     return "";
-  // Rows are copied as runs only where the element offset is affine in the block's row i and
-  // column j: then its steps along either are the same everywhere, read at (0, 0).
-  const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  if (degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1) return "";
-  auto offset = [&](int64_t row, int64_t column) {
-    return "(" + c(simplify(a.offset_at({Expr(row), Expr(column)}), env_)) + ")";
-  };
-  const std::string origin = offset(0, 0), ptr = "nt_p" + std::to_string(load->param);
-  const std::string chunk = std::to_string(16 / staged_size(load->type.dtype));  // elements a copy
-  return "(" + offset(0, 1) + " - " + origin + ") == 1 && (" + offset(1, 0) + " - " + origin + ") % " +
-         chunk + " == 0 && (" + c(simplify(shape[1], env_)) + ") % " + chunk + " == 0 && (" + pitch + ") % " +
-         chunk + " == 0 && ((ulong)(" + ptr + " + " + origin + ") & 15) == 0";
+  // Rows are copied as runs of 16 bytes (`chunk` elements a copy).
+  const int chunk = 16 / staged_size(load->type.dtype);
+  const std::string rows = unit_rows_test(a, shape, "nt_p" + std::to_string(load->param), chunk, 16);
+  if (rows.empty()) return "";
+  const std::string n = std::to_string(chunk);
+  return rows + " && (" + c(simplify(shape[1], env_)) + ") % " + n + " == 0 && (" + pitch + ") % " + n +
+         " == 0";
 }
 
 void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,

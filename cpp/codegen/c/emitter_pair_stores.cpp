@@ -24,67 +24,51 @@ std::function<void()> Emitter::store_pairs(const Param& p, const lower::TensorAc
     return nullptr;
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return nullptr;
   if (!is_compile_time(shape[0]) || !is_compile_time(shape[1])) return nullptr;
-  if (!mma_shapes_.count(shape_key(shape))) return nullptr;  // never a tensor core's layout
-  // The steps read at (0, 0) are the steps everywhere only where the offset is affine in the row
-  // and the column.
-  const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  if (degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1) return nullptr;
+  if (!mma_shapes_.count(shape_key(shape))) return nullptr;      // never a tensor core's layout
+  const std::string rows = unit_rows_test(a, shape, ptr, 2, 4);  // pairs of 2 bytes, 4-byte words
+  if (rows.empty()) return nullptr;
   return [=, this] {
+    const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
     if (!mask_of(a, {i, j}).empty()) {  // conditions even where the block is whole
       loops(shape, element);
       return;
     }
-    auto offset = [&](int64_t row, int64_t column) {
-      return "(" + c(simplify(a.offset_at({Expr(row), Expr(column)}), env_)) + ")";
-    };
-    const std::string origin = offset(0, 0), n = std::to_string(tile_layout(shape));
-    const std::string test = "NT_MMA" + n + " && NT_FULL" + n + " && (" + offset(0, 1) + " - " + origin +
-                             ") == 1 && (" + offset(1, 0) + " - " + origin + ") % 2 == 0 && ((ulong)(" + ptr +
-                             " + " + origin + ") & 3) == 0";
+    const int layout = tile_layout(shape);
+    const std::string n = std::to_string(layout), key = shape_key(shape);
     const std::string store = p.dtype == DType::float16 ? "nt_store_half2_rte" : "nt_store_bf16x2_rte";
     line_("#ifdef NT_MMA_SYNC");
-    open("if (" + test + ")");
-    tile_pair_loops(shape, value,
-                    [&](const std::vector<Expr>& at, const std::string& first, const std::string& second) {
-                      line_(store + "((float)(" + first + "), (float)(" + second + "), " +
-                            c(simplify(a.offset_at(at), env_)) + ", " + ptr + ");");
-                    });
+    open("if (NT_MMA" + n + " && NT_FULL" + n + " && " + rows + ")");
+    // The tile layout's loops, two adjacent columns (a work-item's pair in an mma layout) a step.
+    const std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), r = fresh("nt_r"), col = fresh("nt_c");
+    open("");
+    line_(lane_coordinates(layout, tx, ty));
+    line_("NT_UNROLL");
+    open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
+    const Expr row = index_variable("e", shape[0]);
+    line_("const nt_index " + row->name + " = NT_ROW" + n + "(" + ty + ", " + r + ");");
+    line_("NT_UNROLL");
+    open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; " + col + " += 2)");
+    const Expr first = index_variable("e", shape[1]), second = index_variable("e", shape[1]);
+    line_("const nt_index " + first->name + " = NT_COL" + n + "(" + tx + ", " + col + "), " + second->name +
+          " = " + first->name + " + 1;");
+    auto saved = aligned_;
+    const std::string slot = "(" + r + " * NT_C" + n + " + " + col;
+    aligned_ = Aligned{key, {row->name, first->name}, slot + ")", r};
+    const std::string low = elem(value, {row, first});
+    aligned_ = Aligned{key, {row->name, second->name}, slot + " + 1)", r};
+    const std::string high = elem(value, {row, second});
+    aligned_ = saved;
+    line_(store + "((float)(" + low + "), (float)(" + high + "), " +
+          c(simplify(a.offset_at({row, first}), env_)) + ", " + ptr + ");");
+    close();
+    close();
+    close();
     close("} else");
     line_("#endif");
     open("");
     loops(shape, element);
     close();
   };
-}
-
-void Emitter::tile_pair_loops(
-    const std::vector<Expr>& shape, const Value& value,
-    const std::function<void(const std::vector<Expr>&, const std::string&, const std::string&)>& store) {
-  const int layout = tile_layout(shape);
-  const std::string n = std::to_string(layout), key = shape_key(shape);
-  const std::string tx = fresh("nt_tx"), ty = fresh("nt_ty"), r = fresh("nt_r"), col = fresh("nt_c");
-  open("");
-  line_(lane_coordinates(layout, tx, ty));
-  line_("NT_UNROLL");
-  open("for (int " + r + " = 0; " + r + " < NT_R" + n + "; ++" + r + ")");
-  const Expr row = index_variable("e", shape[0]);
-  line_("const nt_index " + row->name + " = NT_ROW" + n + "(" + ty + ", " + r + ");");
-  line_("NT_UNROLL");
-  open("for (int " + col + " = 0; " + col + " < NT_C" + n + "; " + col + " += 2)");
-  const Expr first = index_variable("e", shape[1]), second = index_variable("e", shape[1]);
-  line_("const nt_index " + first->name + " = NT_COL" + n + "(" + tx + ", " + col + "), " + second->name +
-        " = " + first->name + " + 1;");
-  auto saved = aligned_;
-  const std::string slot = "(" + r + " * NT_C" + n + " + " + col;
-  aligned_ = Aligned{key, {row->name, first->name}, slot + ")", r};
-  const std::string a = elem(value, {row, first});
-  aligned_ = Aligned{key, {row->name, second->name}, slot + " + 1)", r};
-  const std::string b = elem(value, {row, second});
-  aligned_ = saved;
-  store({row, first}, a, b);
-  close();
-  close();
-  close();
 }
 
 }  // namespace nt::codegen
