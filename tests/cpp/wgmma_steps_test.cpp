@@ -43,13 +43,11 @@ TEST(WgmmaSteps, FenceStepsCommitAndWaitInOrder) {
      "NT_WGMMA_ATOM(BK));");
   at(t,
      "nt_wgmma_desc_mn(nt_b, nt_wgmma_offset(nt_k0, nt_n0, BK, NT_WGMMA_ATOM(BN)), BK, NT_WGMMA_ATOM(BN));");
+  // One call, the width a constant of the columns: only its specialisation is built.
   at(t,
-     "if (NT_WGMMA_N(NT_COLS3) == 256) NT_WGMMA_f16_256(nt_acc, 2 * nt_i * NT_C3 + nt_n0 / 4, NT_C3, nt_da, "
-     "nt_db, 1);");
-  // Every width from 256 down to 16, the last one unconditional.
-  for (const char* width : {"128", "64", "32"})
-    at(t, std::string("else if (NT_WGMMA_N(NT_COLS3) == ") + width + ") NT_WGMMA_f16_" + width + "(");
-  at(t, "else NT_WGMMA_f16_16(");
+     "nt_wgmma_f16<NT_WGMMA_N(NT_COLS3), 1>::run(nt_acc, 2 * nt_i * NT_C3 + nt_n0 / 4, NT_C3, nt_da, "
+     "nt_db);");
+  EXPECT_EQ(t.find("::run("), t.rfind("::run(")) << t;
 }
 
 TEST(WgmmaSteps, AKMajorBIsReadByAKMajorDescriptor) {
@@ -58,7 +56,7 @@ TEST(WgmmaSteps, AKMajorBIsReadByAKMajorDescriptor) {
   at(out.text,
      "nt_wgmma_desc_k(nt_b, nt_wgmma_offset(nt_n0, nt_k0, BN, NT_WGMMA_ATOM(BK)), NT_WGMMA_ATOM(BK));");
   EXPECT_EQ(out.text.find("nt_wgmma_desc_mn"), std::string::npos);
-  at(out.text, ", nt_da, nt_db, 0);");
+  at(out.text, "nt_wgmma_f16<NT_WGMMA_N(NT_COLS3), 0>::run(");
 }
 
 TEST(WgmmaSteps, AHeldInRegistersIsPackedBeforeTheFence) {
@@ -80,28 +78,38 @@ TEST(WgmmaSteps, AHeldInRegistersIsPackedBeforeTheFence) {
   // a from registers: no descriptor of its own, the RA form of the macro.
   EXPECT_EQ(t.find("nt_da"), std::string::npos) << t;
   EXPECT_EQ(t.find("nt_wg ="), std::string::npos) << t;
-  at(t,
-     "if (NT_WGMMA_N(NT_COLS3) == 256) NT_WGMMA_RA_f16_256(nt_acc, 2 * nt_i * NT_C3 + nt_n0 / 4, NT_C3, "
-     "nt_fa[nt_k0 / 16][nt_i], nt_db, 1);");
-  at(t, "else NT_WGMMA_RA_f16_16(");
+  size_t issued =
+      at(t,
+         "nt_wgmma_f16_ra<NT_WGMMA_N(NT_COLS3), 1>::run(nt_acc, 2 * nt_i * NT_C3 + nt_n0 / 4, NT_C3, "
+         "nt_fa[nt_k0 / 16][nt_i], nt_db);");
+  EXPECT_LT(fence, issued);
   EXPECT_LT(fence, t.find("NT_WGMMA_COMMIT();"));
   EXPECT_EQ(out.indent, 0);
 }
 
-TEST(WgmmaSteps, HelpersSpellTheRegisterFormOfEveryWidth) {
+TEST(WgmmaSteps, HelpersSpecialiseEveryWidthInBothForms) {
   const std::string h = wgmma_helpers();
   // a's four registers between the accumulators and b's descriptor; no transposition of a.
   at(h,
-     "#define NT_WGMMA_RA_bf16_16(acc, base, C, fa, db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 "
-     "p, %13, "
-     "0;\\nwgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, "
-     "%10, "
+     "template <int TB> struct nt_wgmma_bf16_ra<16, TB> {\n  static NT_D void run(float* acc, int base, int "
+     "C, "
+     "const uint* fa, ulong db) {");
+  at(h,
+     "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, "
      "%11}, %12, p, 1, 1, %14;");
-  at(h, "\"r\"((fa)[0]), \"r\"((fa)[1]), \"r\"((fa)[2]), \"r\"((fa)[3]), \"l\"(db), \"r\"(1), \"n\"(tb))");
-  // The descriptor form keeps a's transposition (0).
+  at(h, "\"r\"(fa[0]), \"r\"(fa[1]), \"r\"(fa[2]), \"r\"(fa[3]), \"l\"(db), \"r\"(1), \"n\"(TB));");
+  // The descriptor form keeps a's transposition (0); its accumulators' rows C apart.
   at(h, "m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, %11;");
-  for (const char* width : {"16", "32", "64", "128", "256"})
-    at(h, std::string("#define NT_WGMMA_RA_f16_") + width + "(");
+  at(h,
+     "\"+f\"(acc[base + 0]), \"+f\"(acc[base + 1]), \"+f\"(acc[base + C + 0]), \"+f\"(acc[base + C + 1]), "
+     "\"+f\"(acc[base + 2])");
+  for (const char* type : {"f16", "bf16"})
+    for (const char* form : {"", "_ra"}) {
+      const std::string name = std::string("nt_wgmma_") + type + form;
+      at(h, "template <int N, int TB> struct " + name + ";\n");  // other widths: no such type
+      for (const char* width : {"16", "32", "64", "128", "256"})
+        at(h, "template <int TB> struct " + name + "<" + width + ", TB> {");
+    }
   at(h, "#define NT_WARPGROUP_MMA 1\n");
   at(h, "#define NT_WARPGROUP_MMA 0\n");
 }

@@ -172,7 +172,7 @@ def test_an_operand_bound_before_its_loop_is_staged_once():
     assert "nt_ldmatrix_x4(nt_fa[nt_i], " + staged[0] in body[loop:]
     # Its dots' results are read at once: their layouts are not those of k loops' accumulations on
     # Hopper (NT_WGMMA<n>); their warpgroup MMAs read a from registers, or from its atoms where staged.
-    assert "#define NT_WGMMA0" not in source and "NT_WGMMA_RA_f16_" in body
+    assert "#define NT_WGMMA0" not in source and "nt_wgmma_f16_ra<" in body
 
 
 def _attention_source():

@@ -155,7 +155,7 @@ def test_attention_dots_read_a_from_registers_on_warpgroups():
     body = source[source.index("__global__"):]
     # p v from registers; q kᵀ from q's atoms, where q is held and where not; p v from p's atoms
     # where p is staged (-DNT_NO_HELD_A).
-    assert body.count("NT_WGMMA_RA_f16_16(") == 1 and body.count("NT_WGMMA_f16_16(") == 3
+    assert body.count("nt_wgmma_f16_ra<") == 1 and body.count("nt_wgmma_f16<") == 3
     assert body.count("#ifdef NT_WGMMA") == 4 and body.count("NT_WGMMA_WAIT(0);") == 4
     assert "NT_WGMMA_DEFER" not in body  # read at once: nothing left running
     assert "nt_wgmma_desc_k(" in body and "nt_wgmma_desc_mn(" in body and "nt_wgmma_at(" in body
@@ -167,7 +167,7 @@ def test_attention_dots_read_a_from_registers_on_warpgroups():
     dot = re.search(r"uint nt_fa\[\(BLOCK_N\) / 16\]", body)
     fence = body.index("NT_WGMMA_FENCE();", dot.end())
     assert re.search(r"nt_pack_f16x2\(nt_let\d+\[", body[dot.end():fence])
-    assert body.index("NT_WGMMA_RA_f16_256(", fence) < body.index("NT_WGMMA_COMMIT();", fence)
+    assert body.index("nt_wgmma_f16_ra<NT_WGMMA_N(", fence) < body.index("NT_WGMMA_COMMIT();", fence)
 
 
 def test_float32_dots_load_nothing_ahead():
@@ -336,8 +336,9 @@ def test_cuda_source_multiplies_on_warpgroups_where_built_for_hopper(dtype):
     for make, n_major in ((make_matmul, True), (make_matmul_nt, False)):
         source = make(DTYPES[dtype][0]).cuda_source
         assert "#if defined(NT_MMA_SYNC) && defined(__CUDA_ARCH_FEAT_SM90_ALL)" in source
+        assert f"template <int TB> struct nt_wgmma_{spelled}<256, TB> {{" in source  # every width, built if used
         body = source[source.index("__global__"):]
-        for spelling in ("#ifdef NT_WGMMA", "NT_WGMMA_FENCE();", f"NT_WGMMA_{spelled}_256(", f"NT_WGMMA_{spelled}_16(",
+        for spelling in ("#ifdef NT_WGMMA", "NT_WGMMA_FENCE();", f"nt_wgmma_{spelled}<NT_WGMMA_N(",
                          "NT_WGMMA_COMMIT();", "nt_wgmma_desc_k(", "nt_wgmma_at(", "NT_ASYNC_PROXY_FENCE();",
                          "nt_ldmatrix_x4("):
             assert spelling in body, spelling

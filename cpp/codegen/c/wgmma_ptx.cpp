@@ -43,32 +43,38 @@ inline ulong nt_wgmma_desc_mn(const void* p, long offset, long rows, long atom) 
 #define NT_ASYNC_PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" : : : "memory")
 )CL";
 
-// One wgmma of a 64 x n tile: n / 2 accumulators, then a (a descriptor, or with `registers` its
-// four registers of packed pairs: mma.sync's a fragment), b's descriptor, the scale of d (1: add
-// to it) and b's transposition (a from registers has none of its own).
-std::string wgmma_macro(const std::string& type, int n, bool registers) {
+// One wgmma of a 64 x n tile, a specialisation of nt_wgmma_<type>[_ra]<N, TB>: run() takes n / 2
+// accumulators (acc[base + ...], rows C apart), then a (a descriptor, or with `registers` its four
+// registers of packed pairs: mma.sync's a fragment) and b's descriptor; TB is b's transposition
+// (a from registers has none of its own). Templates, so that only the width a dot uses is built:
+// as a chain of ifs over macros, every width's asm reached NVRTC's optimizer (33 s and 9.1 GB for
+// flash attention, against 10.9 s and 3.0 GB for its widths alone).
+std::string wgmma_specialization(const std::string& type, int n, bool registers) {
   const int regs = n / 2;
   std::string list, outputs;
   for (int q = 0; q < regs; ++q) {
     list += (q ? ", %" : "%") + std::to_string(q);
-    const std::string row = q / 2 % 2 ? "(C) + " : "";
-    outputs += std::string(q ? ", " : "") + "\"+f\"((acc)[(base) + " + row +
-               std::to_string(2 * (q / 4) + q % 2) + "])";
+    const std::string row = q / 2 % 2 ? "C + " : "";
+    outputs +=
+        std::string(q ? ", " : "") + "\"+f\"(acc[base + " + row + std::to_string(2 * (q / 4) + q % 2) + "])";
   }
   auto operand = [&](int k) { return "%" + std::to_string(regs + k); };
   const int a_operands = registers ? 4 : 1;
-  std::string a = operand(0), inputs = "\"l\"(da)";
+  std::string a = operand(0), inputs = "\"l\"(da)", a_parameter = "ulong da";
   if (registers) {
     a = "{" + operand(0) + ", " + operand(1) + ", " + operand(2) + ", " + operand(3) + "}";
-    inputs = "\"r\"((fa)[0]), \"r\"((fa)[1]), \"r\"((fa)[2]), \"r\"((fa)[3])";
+    inputs = "\"r\"(fa[0]), \"r\"(fa[1]), \"r\"(fa[2]), \"r\"(fa[3])";
+    a_parameter = "const uint* fa";
   }
   const std::string b = operand(a_operands), scale = operand(a_operands + 1), tb = operand(a_operands + 2);
-  return "#define NT_WGMMA_" + std::string(registers ? "RA_" : "") + type + "_" + std::to_string(n) +
-         "(acc, base, C, " + (registers ? "fa" : "da") +
-         ", db, tb) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + scale +
+  const std::string name = "nt_wgmma_" + type + (registers ? "_ra" : "");
+  return "template <int TB> struct " + name + "<" + std::to_string(n) +
+         ", TB> {\n  static NT_D void run(float* acc, int base, int C, " + a_parameter +
+         ", ulong db) {\n    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + scale +
          ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + type + "." + type +
          " {" + list + "}, " + a + ", " + b + ", p, 1, 1, " + (registers ? "" : "0, ") + tb +
-         ";\\n}\\n\" : " + outputs + " : " + inputs + ", \"l\"(db), \"r\"(1), \"n\"(tb))\n";
+         ";\\n}\\n\"\n                 : " + outputs + "\n                 : " + inputs +
+         ", \"l\"(db), \"r\"(1), \"n\"(TB));\n  }\n};\n";
 }
 
 }  // namespace
@@ -79,8 +85,11 @@ std::string wgmma_helpers() {
   out += kDescriptors;
   out += "#define NT_WARPGROUP_MMA 1\n";
   for (const char* type : {"f16", "bf16"})
-    for (int n = 16; n <= 256; n *= 2)
-      for (bool registers : {false, true}) out += wgmma_macro(type, n, registers);
+    for (bool registers : {false, true}) {
+      out +=
+          "template <int N, int TB> struct nt_wgmma_" + std::string(type) + (registers ? "_ra" : "") + ";\n";
+      for (int n = 16; n <= 256; n *= 2) out += wgmma_specialization(type, n, registers);
+    }
   out += "#else\n#define NT_WARPGROUP_MMA 0\n#define NT_ASYNC_PROXY_FENCE()\n#endif\n";
   return out;
 }
@@ -131,15 +140,11 @@ void write_wgmma_steps(CodeWriter& out, const WgmmaSteps& steps) {
     line_("const ulong nt_db = nt_wgmma_desc_mn(" + B + ", nt_wgmma_offset(nt_k0, nt_n0, " + steps.B_rows +
           ", " + atom_b + "), " + steps.B_rows + ", " + atom_b + ");");
   }
-  // The first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
-  const std::string args = "(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n + ", " +
-                           (held ? "nt_fa[nt_k0 / 16][nt_i]" : "nt_da") + ", nt_db, " + (bt ? "0" : "1") +
-                           ");";
-  const std::string macro = std::string("NT_WGMMA_") + (held ? "RA_" : "") + type + "_";
-  for (int w = 256; w > 16; w /= 2)
-    line_(std::string(w == 256 ? "if" : "else if") + " (" + width + " == " + std::to_string(w) + ") " +
-          macro + std::to_string(w) + args);
-  line_("else " + macro + "16" + args);
+  // The width this dot's columns take (NT_WGMMA_N: a constant), the one specialisation built; the
+  // first of the tile's accumulators: slot (2 nt_i, nt_n0 / 4) of the NT_C a row.
+  line_(std::string("nt_wgmma_") + type + (held ? "_ra" : "") + "<" + width + ", " + (bt ? "0" : "1") +
+        ">::run(" + acc + ", 2 * nt_i * NT_C" + n + " + nt_n0 / 4, NT_C" + n + ", " +
+        (held ? "nt_fa[nt_k0 / 16][nt_i]" : "nt_da") + ", nt_db);");
   close();
   close();
   close();

@@ -22,10 +22,12 @@
 //   NT_WGMMA_COMMIT(), NT_WGMMA_WAIT(n)  the wgmma's since the last commit are a group; all but
 //                               the n most recent groups are done (a constant n);
 //   NT_WGMMA_HOLD(x)            x is read or written only after what came before (the wait);
-//   NT_WGMMA_<type>_<N>(acc, base, C, da, db, tb)  acc += a b for a 64 x N tile, type f16 or
-//                               bf16, tb 1 for an n-major b: register q of the warpgroup's
-//                               fragment is acc[base + (q / 2 % 2) C + 2 (q / 4) + q % 2];
-//   NT_WGMMA_RA_<type>_<N>(acc, base, C, fa, db, tb)  the same with a from registers: fa the
+//   nt_wgmma_<type><N, TB>::run(acc, base, C, da, db)  acc += a b for a 64 x N tile, type f16
+//                               or bf16, TB 1 for an n-major b: register q of the warpgroup's
+//                               fragment is acc[base + (q / 2 % 2) C + 2 (q / 4) + q % 2] (a
+//                               template specialised for each N, so that only the widths used
+//                               are built);
+//   nt_wgmma_<type>_ra<N, TB>::run(acc, base, C, fa, db)  the same with a from registers: fa the
 //                               warp's four of its 16 rows, as mma.sync's a fragment;
 //   NT_WARPGROUP_MMA            1 where NT_WGMMA is defined, else 0 (for C conditions);
 //   NT_ASYNC_PROXY_FENCE()      what this thread wrote to shared memory is seen by wgmma (no-op
