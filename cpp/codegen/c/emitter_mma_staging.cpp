@@ -191,8 +191,15 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // (emitter_index_tables.cpp).
   const std::string whole_rows = "NT_WORK_ITEMS % (" + columns + ") == 0";
   with_group_tables(shape, {i->name, j->name}, {{}, {whole_rows, "NT_LANE % (" + columns + ")"}}, [&] {
-    open("for (nt_index " + element + " = NT_LANE; " + element + " < (" + c(simplify(shape[0], env_)) +
-         ") * (" + columns + "); " + element + " += NT_WORK_ITEMS)");
+    // Counted from 0 to a bound known at build time and unrolled, as emit_async_rows()'s copies:
+    // the compiler may then issue a work-item's loads together, ahead of their stores.
+    const std::string total = "((" + c(simplify(shape[0], env_)) + ") * (" + columns + "))";
+    const std::string step = fresh("nt_step");
+    line_("NT_UNROLL");
+    open("for (int " + step + " = 0; " + step + " < (" + total + " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" +
+         step + ")");
+    line_("const nt_index " + element + " = NT_LANE + " + step + " * NT_WORK_ITEMS;");
+    open("if (" + total + " % NT_WORK_ITEMS == 0 || " + element + " < " + total + ")");
     // Where the work-group is whole rows of the block, a work-item's column is the same at every
     // element it copies: written as such, what depends on the column alone is computed once per
     // copy, out of the loop.
@@ -207,6 +214,7 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
                                                    c(simplify(a.offset_at({i, j}), env_)));
     if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
     line_(staged_store(load->type.dtype, array, layout.at(i->name, j->name), value));
+    close();
     close();
   });
   close();
