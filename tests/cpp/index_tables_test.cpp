@@ -122,5 +122,31 @@ TEST(IndexTables, SharedTablesAreFilledByTheWorkGroupBetweenBarriers) {
   EXPECT_TRUE(host.private_bytes.empty());
 }
 
+TEST(IndexTables, RunsReadTheirRowOnceACopyAndTheirColumnsOnceANest) {
+  FakeHost host(/*shared=*/true);
+  host.tables.begin_nest({Expr(64), Expr(32)}, {"64", "32"}, 1);
+  // A gathered block copied in runs of 8 columns of a row: a row's entries at each copy, a run of
+  // 8 column entries into an array before the nest, read at the element's place in its run.
+  IndexTables::OnceRead row, columns{"nt_whole", "NT_LANE % 4 * 8", 8, "nt_place"};
+  row.per_copy = true;
+  host.tables.set_index({"e0", "e1"}, {row, columns});
+  const Expr r = floordiv(e0(), W()), c = floordiv(e1(), W());
+  EXPECT_EQ(to_python(host.tables.tabulated(r)), "nt_tab0_1");
+  EXPECT_EQ(to_python(host.tables.tabulated(r)), "nt_tab0_1");  // one read a copy
+  EXPECT_NE(to_python(host.tables.tabulated(c)).find("nt_whole ? nt_tab2_3[nt_place] : nt_tab2[e1]"),
+            std::string::npos);
+  EXPECT_EQ(host.tables.take_copy_reads(),
+            std::vector<std::string>{"const nt_index nt_tab0_1 = nt_tab0[e0];"});
+  EXPECT_TRUE(host.tables.take_copy_reads().empty());
+  std::string text = host.tables.end_nest();
+  EXPECT_NE(
+      text.find(
+          "  nt_index nt_tab2_3[8];\n  NT_UNROLL\n  for (int nt_r = 0; nt_r < 8; ++nt_r) nt_tab2_3[nt_r] = "
+          "nt_tab2[NT_LANE % 4 * 8 + nt_r];\n"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("nt_tab0_1"), std::string::npos) << text;  // not before the nest
+}
+
 }  // namespace
 }  // namespace nt::codegen

@@ -213,10 +213,9 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Emits the loop statement (or a k step's copies) `emit_loop` writes, its tables hoisted before it.
   void with_loop_scope(const std::function<void()>& emit_loop);
   // Mode::WorkGroup: the nest over `index` (variables of `shape`) that `emit_nest` writes, with
-  // tables in local memory; `fixed`: per dimension, (test, index) where a work-item's elements all
-  // have that index (read once, into a register).
+  // tables in local memory; `fixed`: per dimension, where a work-item reads an entry once.
   void with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
-                         const std::vector<std::pair<std::string, std::string>>& fixed,
+                         const std::vector<IndexTables::OnceRead>& fixed,
                          const std::function<void()>& emit_nest);
   // IndexTables::Host.
   BoundsEnv& bounds() override { return env_; }

@@ -43,7 +43,7 @@ void Emitter::with_loop_scope(const std::function<void()>& emit_loop) {
 }
 
 void Emitter::with_group_tables(const std::vector<Expr>& shape, const std::vector<std::string>& index,
-                                const std::vector<std::pair<std::string, std::string>>& fixed,
+                                const std::vector<IndexTables::OnceRead>& fixed,
                                 const std::function<void()>& emit_nest) {
   if (!group_ || serial_ || tables_.in_nest()) {
     emit_nest();

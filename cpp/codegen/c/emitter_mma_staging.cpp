@@ -180,40 +180,95 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
     close("} else");
     line_("#endif");
   }
-  // Element by element, every condition tested: a partial block, strided rows.
+  // Element by element, every condition tested: a partial block, strided rows, a gather.
   open("");
   const Param& p = k_.params[load->param];
   loaded_params_.insert(load->param);
-  const std::string columns = c(simplify(shape[1], env_)), element = fresh("nt_element");
+  const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
-  // A work-item copies elements of many rows: what divides a row or a column index alone (an
-  // implicit GEMM's output positions, the flattened (C R S) steps) is read from tables
-  // (emitter_index_tables.cpp).
-  const std::string whole_rows = "NT_WORK_ITEMS % (" + columns + ") == 0";
-  with_group_tables(shape, {i->name, j->name}, {{}, {whole_rows, "NT_LANE % (" + columns + ")"}}, [&] {
+  // A gathered block of 16-bit values (offsets that divide its row or column index: an implicit
+  // GEMM's operands) is copied in runs of kRun columns of a row, each run one 16-byte store: a
+  // row's pitch (a multiple of 8) and wgmma's atoms (which swizzle 16-byte chunks whole) keep such
+  // runs contiguous. Its tables' entries (emitter_index_tables.cpp) are read once a run for its row,
+  // and once a step for its columns where the work-group is whole rows of runs, not once an element.
+  constexpr int kRun = 8;
+  const std::optional<int64_t> width = simplify(shape[1], env_).as_int();
+  const bool runs = p.dtype == load->type.dtype &&
+                    (p.dtype == DType::float16 || p.dtype == DType::bfloat16) && width &&
+                    *width % kRun == 0 && degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1;
+  const int run = runs ? kRun : 1;
+  const std::string per_row =
+      runs ? "((" + columns + ") / " + std::to_string(run) + ")" : "(" + columns + ")";
+  const std::string whole_rows = "NT_WORK_ITEMS % " + per_row + " == 0";
+  const std::string place = fresh("nt_place");
+  std::vector<IndexTables::OnceRead> fixed = {{}, {whole_rows, "NT_LANE % " + per_row}};
+  if (runs) {
+    fixed[0].per_copy = true;
+    fixed[1] = {whole_rows, "NT_LANE % " + per_row + " * " + std::to_string(kRun), kRun, place};
+  }
+  with_group_tables(shape, {i->name, j->name}, fixed, [&] {
     // Counted from 0 to a bound known at build time and unrolled, as emit_async_rows()'s copies:
     // the compiler may then issue a work-item's loads together, ahead of their stores.
-    const std::string total = "((" + c(simplify(shape[0], env_)) + ") * (" + columns + "))";
+    const std::string total = "((" + rows + ") * " + per_row + ")", copy = fresh("nt_copy");
     const std::string step = fresh("nt_step");
     line_("NT_UNROLL");
     open("for (int " + step + " = 0; " + step + " < (" + total + " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" +
          step + ")");
-    line_("const nt_index " + element + " = NT_LANE + " + step + " * NT_WORK_ITEMS;");
-    open("if (" + total + " % NT_WORK_ITEMS == 0 || " + element + " < " + total + ")");
-    // Where the work-group is whole rows of the block, a work-item's column is the same at every
-    // element it copies: written as such, what depends on the column alone is computed once per
-    // copy, out of the loop.
-    line_("const nt_index " + i->name + " = " + element + " / (" + columns + "), " + j->name + " = (" +
-          whole_rows + " ? NT_LANE : " + element + ") % (" + columns + ");");
-    const bool was_fast = fast_;
-    fast_ = false;
-    const std::string mask = mask_of(a, {i, j});
-    fast_ = was_fast;
-    std::string value = mask == "0" ? other_of(p)
-                                    : load_element(p, "nt_p" + std::to_string(load->param),
-                                                   c(simplify(a.offset_at({i, j}), env_)));
-    if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
-    line_(staged_store(load->type.dtype, array, layout.at(i->name, j->name), value));
+    line_("const nt_index " + copy + " = NT_LANE + " + step + " * NT_WORK_ITEMS;");
+    open("if (" + total + " % NT_WORK_ITEMS == 0 || " + copy + " < " + total + ")");
+    // Where the work-group is whole rows (of runs), a work-item's column is the same at every copy:
+    // written as such, what depends on the column alone is computed once per copy, out of the loop.
+    const std::string first = runs ? fresh("nt_first") : j->name;
+    line_("const nt_index " + i->name + " = " + copy + " / " + per_row + ", " + first + " = (" + whole_rows +
+          " ? NT_LANE : " + copy + ") % " + per_row + (runs ? " * " + std::to_string(kRun) : "") + ";");
+    auto element = [&] {
+      const bool was_fast = fast_;
+      fast_ = false;
+      const std::string mask = mask_of(a, {i, j});
+      fast_ = was_fast;
+      const std::string ptr = "nt_p" + std::to_string(load->param),
+                        offset = c(simplify(a.offset_at({i, j}), env_));
+      if (!runs) {
+        std::string value = mask == "0" ? other_of(p) : load_element(p, ptr, offset);
+        if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
+        return staged_store(load->type.dtype, array, layout.at(i->name, j->name), value);
+      }
+      // The element's own bits (no trip through float); masked-off ones the other value's.
+      const std::string other =
+          (p.dtype == DType::float16 ? "nt_half_bits_rte((float)(" : "nt_float_to_bf16((float)(") +
+          other_of(p) + "))";
+      std::string value = mask == "0" ? other : "(ushort)" + ptr + "[" + offset + "]";
+      if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other + ")";
+      return value;
+    };
+    if (!runs) {
+      line_(element());
+    } else {
+      const std::string bits = fresh("nt_bits"), packed = fresh("nt_packed");
+      // The run's elements, after the reads of its row's entries that they ask for.
+      written_after(
+          [&] {
+            line_("ushort " + bits + "[" + std::to_string(kRun) + "];");
+            line_("NT_UNROLL");
+            open("for (int " + place + " = 0; " + place + " < " + std::to_string(kRun) + "; ++" + place +
+                 ")");
+            line_("const nt_index " + j->name + " = " + first + " + " + place + ";");
+            line_(bits + "[" + place + "] = " + element() + ";");
+            close();
+            line_("uint4 " + packed + ";");
+            const char* lanes[] = {"x", "y", "z", "w"};
+            for (int n = 0; n < kRun / 2; ++n)
+              line_(packed + "." + lanes[n] + " = (uint)" + bits + "[" + std::to_string(2 * n) +
+                    "] | (uint)" + bits + "[" + std::to_string(2 * n + 1) + "] << 16;");
+            line_("*(uint4*)(" + array + " + " + layout.at(i->name, first) + ") = " + packed + ";");
+          },
+          [&] {
+            std::string text;
+            for (const std::string& read : tables_.take_copy_reads())
+              text += std::string(2 * indent_, ' ') + read + "\n";
+            return text;
+          });
+    }
     close();
     close();
   });

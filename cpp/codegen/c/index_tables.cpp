@@ -49,11 +49,16 @@ void IndexTables::add_index(const std::string& variable, bool complete) {
   nest_->complete = complete;
 }
 
-void IndexTables::set_index(std::vector<std::string> index,
-                            std::vector<std::pair<std::string, std::string>> fixed) {
+void IndexTables::set_index(std::vector<std::string> index, std::vector<OnceRead> fixed) {
   nest_->index = std::move(index);
   nest_->fixed = std::move(fixed);
   nest_->complete = true;
+}
+
+std::vector<std::string> IndexTables::take_copy_reads() {
+  std::vector<std::string> reads;
+  if (nest_) reads.swap(nest_->copy_reads);
+  return reads;
 }
 
 void IndexTables::begin_loop(int indent) {
@@ -140,18 +145,29 @@ Expr IndexTables::table_of(const Expr& part, size_t dim) {
     if (bounds.lo && *bounds.lo > 0) bounds.lo = 0;
     if (bounds.hi && *bounds.hi < 0) bounds.hi = 0;
   }
-  // Where a work-item's elements all have one index (IndexTables::fixed), its entry is read once,
-  // before the nest, into a register: not once an element.
+  // Where a work-item's elements all have one index (OnceRead), its entry is read once, into a
+  // register: not once an element.
   auto read_of = [&] {
-    if (!shared_ || dim >= nest_->fixed.size() || nest_->fixed[dim].first.empty()) return read;
-    const auto& [test, index] = nest_->fixed[dim];
+    if (!shared_ || dim >= nest_->fixed.size()) return read;
+    const OnceRead& f = nest_->fixed[dim];
+    if (!f.per_copy && f.test.empty()) return read;
     std::string& once = nest_->once[name];
-    if (once.empty()) {
-      once = host_.fresh_name(name + "_");
-      nest_->reads += std::string(nest_->indent * 2, ' ') + "const nt_index " + once + " = " + name + "[" +
-                      index + "];\n";
+    const bool first = once.empty();
+    if (first) once = host_.fresh_name(name + "_");
+    if (f.per_copy) {
+      if (first) nest_->copy_reads.push_back("const nt_index " + once + " = " + read + ";");
+      return once;
     }
-    return "(" + test + " ? " + once + " : " + read + ")";
+    const std::string pad(nest_->indent * 2, ' ');
+    if (first && f.run > 1) {
+      const std::string n = std::to_string(f.run);
+      nest_->reads += pad + "nt_index " + once + "[" + n + "];\n" + pad + "NT_UNROLL\n" + pad +
+                      "for (int nt_r = 0; nt_r < " + n + "; ++nt_r) " + once + "[nt_r] = " + name + "[" +
+                      f.index + " + nt_r];\n";
+    } else if (first) {
+      nest_->reads += pad + "const nt_index " + once + " = " + name + "[" + f.index + "];\n";
+    }
+    return "(" + f.test + " ? " + once + (f.run > 1 ? "[" + f.run_at + "]" : "") + " : " + read + ")";
   };
   host_.bounds().set(read, bounds);
   const std::string r = read_of();

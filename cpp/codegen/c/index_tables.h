@@ -63,9 +63,21 @@ class IndexTables {
   bool in_nest() const { return nest_.has_value(); }
   // The nest's index variables as its loops declare them, outermost first; `complete` once all are.
   void add_index(const std::string& variable, bool complete);
-  // All of them at once; `fixed` per dimension: (test, index) where a work-item's elements all
-  // have that index (NestTables::fixed).
-  void set_index(std::vector<std::string> index, std::vector<std::pair<std::string, std::string>> fixed = {});
+  // Shared tables: where a work-item reads one entry of a dimension's tables at many of its
+  // elements, it reads the entry once, into a register (NestTables::fixed).
+  struct OnceRead {
+    std::string test;       // C: where a work-item's elements all have `index` (else each reads its own)
+    std::string index;      // C: that index, read before the nest; with `run`, the run's first
+    int run = 1;            // > 1: the entries index + 0 .. run - 1, into an array read at `run_at`
+    std::string run_at;     // C: an element's place in its run
+    bool per_copy = false;  // read at each copy of the nest's body from the element's own index
+                            // (copy_reads()); `test` and `index` unused
+  };
+  // All of them at once; `fixed` per dimension (none where empty).
+  void set_index(std::vector<std::string> index, std::vector<OnceRead> fixed = {});
+  // The reads of per_copy dimensions' entries the nest's body asked for since the last call, as
+  // statements for the start of a copy.
+  std::vector<std::string> take_copy_reads();
   bool complete() const { return nest_ && nest_->complete; }
   const std::vector<std::string>& index() const { return nest_->index; }
 
@@ -92,11 +104,11 @@ class IndexTables {
     std::vector<std::string> index;    // the nest's index variables, outermost first
     std::vector<std::string> extents;  // its extents as C ("" if known only at launch)
     bool complete = false;             // every index variable is declared
-    // Shared tables, per dimension, (test, index): where the test holds, a work-item's elements
-    // all have that index; each table's entry there is read once, before the nest (`reads`),
-    // into `once`.
-    std::vector<std::pair<std::string, std::string>> fixed;
+    // Shared tables, per dimension: where a work-item reads each table's entry once (OnceRead),
+    // before the nest (`reads`) or at each copy (`copy_reads`), into `once`.
+    std::vector<OnceRead> fixed;
     std::string reads;
+    std::vector<std::string> copy_reads;
     std::map<std::string, std::string> once;
   };
 
