@@ -71,6 +71,29 @@ def test_conv2d(dtype, padding, n, c, h, w, k, r, s):
     torch.testing.assert_close(output.float(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
 
 
+@pytest.mark.parametrize("dtype", (torch.float16, torch.bfloat16))
+@pytest.mark.parametrize("channels_last", (False, True))
+@pytest.mark.parametrize("blocks", ((64, 32, 32), (32, 64, 64)))
+def test_conv2d_16_bit(dtype, channels_last, blocks):
+    """16-bit operands gathered into a GPU's shared memory (CUDA C) go in runs of 8 columns of a
+    block's row, one 16-byte store each (emitter_mma_staging.cpp). Runs cross filter rows and
+    channels (r, s = 3, 3) and the blocks' ends (C R S = 99 filter steps); the blocks' rows cross
+    output rows (q = 13) and end partly past the 182 output positions; a channels-last input has no
+    unit stride along a run's rows."""
+    n, c, h, w, k, r, s = 2, 11, 7, 15, 21, 3, 3
+    shape = (n, h, w, c) if channels_last else (n, c, h, w)
+    input = torch.randn(shape)
+    input = (input.permute(0, 3, 1, 2) if channels_last else input).to(dtype)
+    filter = torch.randn(k, c, r, s).to(dtype)
+    expected = F.conv2d(input.double(), filter.double(), padding=(1, 0))
+    output = torch.full(expected.shape, float("nan"), dtype=dtype)
+    kernel = _conv2d_kernel(True)
+    kernel.pin(dict(zip((BLOCK_SIZE_M.name, BLOCK_SIZE_N.name, BLOCK_SIZE_K.name), blocks)))
+    kernel(input, filter, output, padding_h=1, padding_w=0)
+    tolerance = 2e-2 if dtype == torch.float16 else 8e-2
+    torch.testing.assert_close(output.double(), expected, rtol=tolerance, atol=tolerance * (c * r * s) ** 0.5)
+
+
 WINDOW_H = Symbol("window_h", constexpr=True)
 WINDOW_W = Symbol("window_w", constexpr=True)
 

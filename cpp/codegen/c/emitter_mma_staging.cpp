@@ -191,20 +191,24 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // row's pitch (a multiple of 8) and wgmma's atoms (which swizzle 16-byte chunks whole) keep such
   // runs contiguous. Its tables' entries (emitter_index_tables.cpp) are read once a run for its row,
   // and once a step for its columns where the work-group is whole rows of runs, not once an element.
+  // Where the block's width is known only when the source is built (a meta block size), so is the
+  // run: kRun where it divides the width, else 1 (an element a copy, as without runs).
   constexpr int kRun = 8;
   const std::optional<int64_t> width = simplify(shape[1], env_).as_int();
   const bool runs = p.dtype == load->type.dtype &&
-                    (p.dtype == DType::float16 || p.dtype == DType::bfloat16) && width &&
-                    *width % kRun == 0 && degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1;
-  const int run = runs ? kRun : 1;
-  const std::string per_row =
-      runs ? "((" + columns + ") / " + std::to_string(run) + ")" : "(" + columns + ")";
+                    (p.dtype == DType::float16 || p.dtype == DType::bfloat16) &&
+                    (!width || *width % kRun == 0) && degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1;
+  const std::string longest = std::to_string(kRun);
+  const std::string run = !runs   ? "1"
+                          : width ? longest
+                                  : "((" + columns + ") % " + longest + " == 0 ? " + longest + " : 1)";
+  const std::string per_row = runs ? "((" + columns + ") / " + run + ")" : "(" + columns + ")";
   const std::string whole_rows = "NT_WORK_ITEMS % " + per_row + " == 0";
   const std::string place = fresh("nt_place");
   std::vector<IndexTables::OnceRead> fixed = {{}, {whole_rows, "NT_LANE % " + per_row}};
   if (runs) {
     fixed[0].per_copy = true;
-    fixed[1] = {whole_rows, "NT_LANE % " + per_row + " * " + std::to_string(kRun), kRun, place};
+    fixed[1] = {whole_rows, "NT_LANE % " + per_row + " * " + run, kRun, place, width ? "" : run};
   }
   with_group_tables(shape, {i->name, j->name}, fixed, [&] {
     // Counted from 0 to a bound known at build time and unrolled, as emit_async_rows()'s copies:
@@ -220,7 +224,7 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
     // written as such, what depends on the column alone is computed once per copy, out of the loop.
     const std::string first = runs ? fresh("nt_first") : j->name;
     line_("const nt_index " + i->name + " = " + copy + " / " + per_row + ", " + first + " = (" + whole_rows +
-          " ? NT_LANE : " + copy + ") % " + per_row + (runs ? " * " + std::to_string(kRun) : "") + ";");
+          " ? NT_LANE : " + copy + ") % " + per_row + (runs ? " * " + run : "") + ";");
     auto element = [&] {
       const bool was_fast = fast_;
       fast_ = false;
@@ -248,19 +252,26 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
       // The run's elements, after the reads of its row's entries that they ask for.
       written_after(
           [&] {
-            line_("ushort " + bits + "[" + std::to_string(kRun) + "];");
+            line_("ushort " + bits + "[" + longest + "];");
             line_("NT_UNROLL");
-            open("for (int " + place + " = 0; " + place + " < " + std::to_string(kRun) + "; ++" + place +
-                 ")");
+            open("for (int " + place + " = 0; " + place + " < " + run + "; ++" + place + ")");
             line_("const nt_index " + j->name + " = " + first + " + " + place + ";");
             line_(bits + "[" + place + "] = " + element() + ";");
             close();
+            const std::string at = array + " + " + layout.at(i->name, first);
+            if (!width) open("if (" + run + " == " + longest + ")");  // known when the source is built
             line_("uint4 " + packed + ";");
             const char* lanes[] = {"x", "y", "z", "w"};
             for (int n = 0; n < kRun / 2; ++n)
               line_(packed + "." + lanes[n] + " = (uint)" + bits + "[" + std::to_string(2 * n) +
                     "] | (uint)" + bits + "[" + std::to_string(2 * n + 1) + "] << 16;");
-            line_("*(uint4*)(" + array + " + " + layout.at(i->name, first) + ") = " + packed + ";");
+            line_("*(uint4*)(" + at + ") = " + packed + ";");
+            if (!width) {
+              close("} else {");
+              ++indent_;
+              line_("*(ushort*)(" + at + ") = " + bits + "[0];");
+              close();
+            }
           },
           [&] {
             std::string text;

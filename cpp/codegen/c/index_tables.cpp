@@ -162,8 +162,8 @@ Expr IndexTables::table_of(const Expr& part, size_t dim) {
     if (first && f.run > 1) {
       const std::string n = std::to_string(f.run);
       nest_->reads += pad + "nt_index " + once + "[" + n + "];\n" + pad + "NT_UNROLL\n" + pad +
-                      "for (int nt_r = 0; nt_r < " + n + "; ++nt_r) " + once + "[nt_r] = " + name + "[" +
-                      f.index + " + nt_r];\n";
+                      "for (int nt_r = 0; nt_r < " + (f.run_length.empty() ? n : f.run_length) +
+                      "; ++nt_r) " + once + "[nt_r] = " + name + "[" + f.index + " + nt_r];\n";
     } else if (first) {
       nest_->reads += pad + "const nt_index " + once + " = " + name + "[" + f.index + "];\n";
     }

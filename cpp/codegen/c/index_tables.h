@@ -66,12 +66,13 @@ class IndexTables {
   // Shared tables: where a work-item reads one entry of a dimension's tables at many of its
   // elements, it reads the entry once, into a register (NestTables::fixed).
   struct OnceRead {
-    std::string test;       // C: where a work-item's elements all have `index` (else each reads its own)
-    std::string index;      // C: that index, read before the nest; with `run`, the run's first
-    int run = 1;            // > 1: the entries index + 0 .. run - 1, into an array read at `run_at`
-    std::string run_at;     // C: an element's place in its run
-    bool per_copy = false;  // read at each copy of the nest's body from the element's own index
-                            // (copy_reads()); `test` and `index` unused
+    std::string test;        // C: where a work-item's elements all have `index` (else each reads its own)
+    std::string index;       // C: that index, read before the nest; with `run`, the run's first
+    int run = 1;             // > 1: the entries index + 0 .. run - 1, into an array read at `run_at`
+    std::string run_at;      // C: an element's place in its run
+    std::string run_length;  // C: where not `run`, the entries the array holds (at most `run`)
+    bool per_copy = false;   // read at each copy of the nest's body from the element's own index
+                             // (copy_reads()); `test` and `index` unused
   };
   // All of them at once; `fixed` per dimension (none where empty).
   void set_index(std::vector<std::string> index, std::vector<OnceRead> fixed = {});
