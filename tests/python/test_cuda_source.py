@@ -206,6 +206,19 @@ def test_flash_attentions_p_is_read_from_registers():
     assert "NT_HELD_A" not in _attention_source().source  # OpenCL C stages p as before
 
 
+def test_flash_attentions_partial_blocks_are_copied_in_a_loop():
+    """k and v's partial blocks (no cp.async there) are copied one element at a time in a loop from
+    NT_LANE, not counted to a known bound and unrolled: unrolled, those copies took registers from
+    the dots (flash attention 11-50% slower on an H200, docs/performance.md). Only gathered runs
+    (an implicit GEMM's, test_index_tables.py) are unrolled."""
+    body = _attention_source().cuda_source
+    body = body[body.index("__global__"):]
+    loops = re.findall(r"for \(nt_index (nt_copy\d+) = NT_LANE; \1 < \(\(BLOCK_N\) \* \(ninetoothed_tensor_\d+_size_3\)\); "
+                       r"\1 \+= NT_WORK_ITEMS\) \{", body)
+    assert len(loops) >= 2, body  # k and v, ahead of the loop and in it
+    assert "nt_step" not in body and "nt_bits" not in body
+
+
 def test_flash_attentions_row_statistics_stay_in_registers():
     """The running maximum and sum and alpha are row vectors of the blocks' rows: on CUDA C each is held
     by the work-items that hold its rows of the blocks (a slice layout), the row reductions end in
