@@ -102,7 +102,7 @@ def test_affine_parts_stay_inline():
 
 def _copy_lines(source):
     """The lines of a CUDA source that load a gathered element's bits for a run (emitter_mma_staging.cpp)."""
-    return [line for line in source.splitlines() if re.search(r"nt_bits\d+\[nt_place\d+\] = .*\(ushort\)nt_p", line)]
+    return [line for line in source.splitlines() if re.search(r"nt_bits\d+\[nt_place\d+\] = .*\(\(const ushort\*\)nt_p", line)]
 
 
 def test_staged_gathers_read_tables_in_shared_memory():
@@ -124,13 +124,18 @@ def test_staged_gathers_read_tables_in_shared_memory():
     # (columns of A, rows of the filter) once per step, inside it, for both operands.
     assert re.search(r"NT_BARRIER\(\);\n\s*" + fill.format(BLOCK_SIZE_M.name), source[:k_loop]), source
     assert re.search(fill.format(BLOCK_SIZE_K.name) + r"[^\n]*\n(.*\n)*?\s*NT_BARRIER\(\);", source[k_loop:])
-    # 16-bit elements are copied in runs of 8 columns of a row (where 8 divides the block's width,
-    # known when the source is built), one 16-byte store a run. A run's row entries are read once a
-    # run; its columns' entries, the same at every run of a work-item where the work-group is whole
-    # rows of runs, once before the copies, into an array read at the element's place in its run.
-    run = rf"\(\({BLOCK_SIZE_K.name}\) % 8 == 0 \? 8 : 1\)"
+    # 16-bit elements are copied in runs of 8 columns of a row (where 8 divides the block's width
+    # and its rows' pitch, known when the source is built), one 16-byte store a run. A run's row
+    # entries are read once a run; its columns' entries, the same at every run of a work-item where
+    # the work-group is whole rows of runs, once before the copies, into an array read at the
+    # element's place in its run.
+    runs = re.findall(r"const int (nt_run\d+) = \((\w+)\) % 8 == 0 && \(.*\) % 8 == 0 \? 8 : 1;", source)
+    # two operands (a's width BLOCK_SIZE_K, the filter's BLOCK_SIZE_N), before the loop and in it
+    assert [width for _, width in runs] == [BLOCK_SIZE_K.name, BLOCK_SIZE_N.name] * 2, source
+    run = runs[2][0]  # the loop's a
     assert re.search(rf"nt_tab\d+_\d+\[nt_r\] = nt_tab\d+\[NT_LANE % \(\({BLOCK_SIZE_K.name}\) / {run}\) \* {run} \+ nt_r\];",
                      source), source
+    assert re.search(rf"if \({run} == 8\) \{{\n(.*\n){{5}}\s*\*\(uint4\*\)\(", source), source
     assert re.search(r"const nt_index nt_tab\d+_\d+ = nt_tab\d+\[nt_si\d+\];\n", source), source
     assert source.count("*(uint4*)(") == 4, source  # two operands, before the loop and in it
     copies = _copy_lines(source)

@@ -73,13 +73,14 @@ def test_conv2d(dtype, padding, n, c, h, w, k, r, s):
 
 @pytest.mark.parametrize("dtype", (torch.float16, torch.bfloat16))
 @pytest.mark.parametrize("channels_last", (False, True))
-@pytest.mark.parametrize("blocks", ((64, 32, 32), (32, 64, 64)))
+@pytest.mark.parametrize("blocks", ((64, 32, 32), (32, 64, 64), (64, 32, 48), (32, 64, 40)))
 def test_conv2d_16_bit(dtype, channels_last, blocks):
     """16-bit operands gathered into a GPU's shared memory (CUDA C) go in runs of 8 columns of a
     block's row, one 16-byte store each (emitter_mma_staging.cpp). Runs cross filter rows and
     channels (r, s = 3, 3) and the blocks' ends (C R S = 99 filter steps); the blocks' rows cross
     output rows (q = 13) and end partly past the 182 output positions; a channels-last input has no
-    unit stride along a run's rows."""
+    unit stride along a run's rows. Filter steps of 48 and 40 a block make rows of 6 and 5 runs, which
+    a work-group's work-items do not divide: a work-item's runs there change column."""
     n, c, h, w, k, r, s = 2, 11, 7, 15, 21, 3, 3
     shape = (n, h, w, c) if channels_last else (n, c, h, w)
     input = torch.randn(shape)

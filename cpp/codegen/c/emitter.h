@@ -340,8 +340,10 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // The cp.async copies of the block (16 bytes a thread at a time), not committed.
   void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
                        const StagedLayout& layout);
-  // The block `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in
-  // bounds and async_rows_test() holds, else element by element with every mask tested.
+  // Opens a work-item's copies `copy` of `total`, counted to a known bound and unrolled (two scopes).
+  void open_counted_copies(const std::string& total, const std::string& copy);
+  // `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in bounds and
+  // async_rows_test() holds, else element by element (gathers in runs) with every mask tested.
   void stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
                    const StagedLayout& layout);
 

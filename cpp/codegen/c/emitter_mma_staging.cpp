@@ -123,12 +123,7 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   // step's own term, are computed once, out of that loop. Counted from NT_LANE, its trip count
   // was the work-item's own, and the compiler wrote a general loop that recomputed every offset.
   const std::string chunks = "((" + rows + ") * ((" + columns + ") / " + width + "))";
-  const std::string copy = fresh("nt_copy");
-  line_("NT_UNROLL");
-  open("for (int " + copy + " = 0; " + copy + " < (" + chunks + " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" +
-       copy + ")");
-  line_("const nt_index " + chunk + " = NT_LANE + " + copy + " * NT_WORK_ITEMS;");
-  open("if (" + chunks + " % NT_WORK_ITEMS == 0 || " + chunk + " < " + chunks + ")");
+  open_counted_copies(chunks, chunk);
   // As in stage_block(): a work-item's column is the same at every copy where the work-group is
   // whole rows of chunks, so that only the row moves its addresses.
   const std::string per_row = "((" + columns + ") / " + width + ")";
@@ -139,6 +134,15 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
         std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
   close();
   close();
+}
+
+void Emitter::open_counted_copies(const std::string& total, const std::string& copy) {
+  const std::string step = fresh("nt_step");
+  line_("NT_UNROLL");
+  open("for (int " + step + " = 0; " + step + " < (" + total + " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" +
+       step + ")");
+  line_("const nt_index " + copy + " = NT_LANE + " + step + " * NT_WORK_ITEMS;");
+  open("if (" + total + " % NT_WORK_ITEMS == 0 || " + copy + " < " + total + ")");
 }
 
 void Emitter::copy_staged_rows(const Value& v, const std::string& array, const StagedLayout& layout,
@@ -187,28 +191,28 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
   // A gathered block of 16-bit values (offsets that divide its row or column index: an implicit
-  // GEMM's operands) is copied in runs of kRun columns of a row, each run one 16-byte store: a
-  // row's pitch (a multiple of 8) and wgmma's atoms (which swizzle 16-byte chunks whole) keep such
-  // runs contiguous. Its tables' entries (emitter_index_tables.cpp) are read once a run for its row,
-  // and once a step for its columns where the work-group is whole rows of runs, not once an element.
-  // Where the block's width is known only when the source is built (a meta block size), so is the
-  // run: kRun where it divides the width, else 1 (an element a copy, as without runs).
+  // GEMM's operands) is copied in runs of kRun columns of a row, each run one 16-byte store. A
+  // row's pitch and wgmma's atoms (which swizzle 16-byte chunks whole) keep such runs contiguous
+  // and aligned where the width and the pitch are multiples of kRun: the run is kRun there, else 1
+  // (an element a copy), decided when the source is built. Its tables' entries
+  // (emitter_index_tables.cpp) are read once a run for its row, and once a step for its columns
+  // where the work-group is whole rows of runs, not once an element.
   constexpr int kRun = 8;
   const std::optional<int64_t> width = simplify(shape[1], env_).as_int();
   const bool runs = p.dtype == load->type.dtype &&
                     (p.dtype == DType::float16 || p.dtype == DType::bfloat16) &&
                     (!width || *width % kRun == 0) && degree_in(a.offset_at({i, j}), {i->name, j->name}) > 1;
-  const std::string longest = std::to_string(kRun);
-  const std::string run = !runs   ? "1"
-                          : width ? longest
-                                  : "((" + columns + ") % " + longest + " == 0 ? " + longest + " : 1)";
+  const std::string longest = std::to_string(kRun), run = runs ? fresh("nt_run") : "1";
+  if (runs)
+    line_("const int " + run + " = (" + columns + ") % " + longest + " == 0 && (" + layout.pitch + ") % " +
+          longest + " == 0 ? " + longest + " : 1;");
   const std::string per_row = runs ? "((" + columns + ") / " + run + ")" : "(" + columns + ")";
   const std::string whole_rows = "NT_WORK_ITEMS % " + per_row + " == 0";
   const std::string place = fresh("nt_place");
   std::vector<IndexTables::OnceRead> fixed = {{}, {whole_rows, "NT_LANE % " + per_row}};
   if (runs) {
     fixed[0].per_copy = true;
-    fixed[1] = {whole_rows, "NT_LANE % " + per_row + " * " + run, kRun, place, width ? "" : run};
+    fixed[1] = {whole_rows, "NT_LANE % " + per_row + " * " + run, kRun, place, run};
   }
   with_group_tables(shape, {i->name, j->name}, fixed, [&] {
     // Runs counted from 0 to a bound known at build time and unrolled, as emit_async_rows()'s
@@ -216,17 +220,11 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
     // Elements one at a time keep a loop from NT_LANE: unrolled, they took flash attention's
     // partial-block copies' registers from its dots (128 x 64 blocks, 4 warps: 1.925 to 2.136 ms).
     const std::string total = "((" + rows + ") * " + per_row + ")", copy = fresh("nt_copy");
-    if (runs) {
-      const std::string step = fresh("nt_step");
-      line_("NT_UNROLL");
-      open("for (int " + step + " = 0; " + step + " < (" + total +
-           " + NT_WORK_ITEMS - 1) / NT_WORK_ITEMS; ++" + step + ")");
-      line_("const nt_index " + copy + " = NT_LANE + " + step + " * NT_WORK_ITEMS;");
-      open("if (" + total + " % NT_WORK_ITEMS == 0 || " + copy + " < " + total + ")");
-    } else {
+    if (runs)
+      open_counted_copies(total, copy);
+    else
       open("for (nt_index " + copy + " = NT_LANE; " + copy + " < " + total + "; " + copy +
            " += NT_WORK_ITEMS)");
-    }
     // Where the work-group is whole rows (of runs), a work-item's column is the same at every copy:
     // written as such, what depends on the column alone is computed once per copy, out of the loop.
     const std::string first = runs ? fresh("nt_first") : j->name;
@@ -239,18 +237,16 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
       fast_ = was_fast;
       const std::string ptr = "nt_p" + std::to_string(load->param),
                         offset = c(simplify(a.offset_at({i, j}), env_));
-      if (!runs) {
-        std::string value = mask == "0" ? other_of(p) : load_element(p, ptr, offset);
-        if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other_of(p) + ")";
-        return staged_store(load->type.dtype, array, layout.at(i->name, j->name), value);
-      }
-      // The element's own bits (no trip through float); masked-off ones the other value's.
+      // A run holds its elements' own bits (no trip through float); masked-off ones the other value's.
       const std::string other =
-          (p.dtype == DType::float16 ? "nt_half_bits_rte((float)(" : "nt_float_to_bf16((float)(") +
-          other_of(p) + "))";
-      std::string value = mask == "0" ? other : "(ushort)" + ptr + "[" + offset + "]";
+          !runs ? other_of(p)
+                : (p.dtype == DType::float16 ? "nt_half_bits_rte((float)(" : "nt_float_to_bf16((float)(") +
+                      other_of(p) + "))";
+      std::string value = mask == "0" ? other
+                          : runs      ? "((const ushort*)" + ptr + ")[" + offset + "]"
+                                      : load_element(p, ptr, offset);
       if (!mask.empty() && mask != "0") value = "((" + mask + ") ? " + value + " : " + other + ")";
-      return value;
+      return runs ? value : staged_store(load->type.dtype, array, layout.at(i->name, j->name), value);
     };
     if (!runs) {
       line_(element());
@@ -266,19 +262,17 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
             line_(bits + "[" + place + "] = " + element() + ";");
             close();
             const std::string at = array + " + " + layout.at(i->name, first);
-            if (!width) open("if (" + run + " == " + longest + ")");  // known when the source is built
+            open("if (" + run + " == " + longest + ")");  // known when the source is built
             line_("uint4 " + packed + ";");
             const char* lanes[] = {"x", "y", "z", "w"};
             for (int n = 0; n < kRun / 2; ++n)
               line_(packed + "." + lanes[n] + " = (uint)" + bits + "[" + std::to_string(2 * n) +
                     "] | (uint)" + bits + "[" + std::to_string(2 * n + 1) + "] << 16;");
             line_("*(uint4*)(" + at + ") = " + packed + ";");
-            if (!width) {
-              close("} else {");
-              ++indent_;
-              line_("*(ushort*)(" + at + ") = " + bits + "[0];");
-              close();
-            }
+            close("} else {");
+            ++indent_;
+            line_("*(ushort*)(" + at + ") = " + bits + "[0];");
+            close();
           },
           [&] {
             std::string text;

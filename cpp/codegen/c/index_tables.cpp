@@ -151,7 +151,7 @@ Expr IndexTables::table_of(const Expr& part, size_t dim) {
     if (!shared_ || dim >= nest_->fixed.size()) return read;
     const OnceRead& f = nest_->fixed[dim];
     if (!f.per_copy && f.test.empty()) return read;
-    std::string& once = nest_->once[name];
+    std::string& once = nest_->once[name + "#" + std::to_string(dim)];  // a table may serve two
     const bool first = once.empty();
     if (first) once = host_.fresh_name(name + "_");
     if (f.per_copy) {

@@ -72,7 +72,7 @@ class IndexTables {
     std::string run_at;      // C: an element's place in its run
     std::string run_length;  // C: where not `run`, the entries the array holds (at most `run`)
     bool per_copy = false;   // read at each copy of the nest's body from the element's own index
-                             // (copy_reads()); `test` and `index` unused
+                             // (take_copy_reads()); `test` and `index` unused
   };
   // All of them at once; `fixed` per dimension (none where empty).
   void set_index(std::vector<std::string> index, std::vector<OnceRead> fixed = {});
