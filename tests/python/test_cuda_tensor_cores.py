@@ -108,7 +108,7 @@ def test_copies_ahead_count_to_a_bound_the_compiler_knows(dtype):
     work-item past the last chunk copies nothing where the chunks do not divide evenly."""
     source = make_matmul(DTYPES[dtype][0]).cuda_source
     loop, _ = k_loop(source[source.index("__global__"):])
-    copies = re.findall(r"NT_UNROLL\n\s*for \(int (nt_copy\d+) = 0; \1 < \(\(\((\w+)\) \* \(\((\w+)\) / 8\)\)"
+    copies = re.findall(r"NT_UNROLL\n\s*for \(int (nt_step\d+) = 0; \1 < \(\(\((\w+)\) \* \(\((\w+)\) / 8\)\)"
                         r" \+ NT_WORK_ITEMS - 1\) / NT_WORK_ITEMS; \+\+\1\) \{\n\s*const nt_index (nt_chunk\d+) = "
                         r"NT_LANE \+ \1 \* NT_WORK_ITEMS;\n\s*if \(\(\(\2\) \* \(\(\3\) / 8\)\) % NT_WORK_ITEMS == 0 "
                         r"\|\| \4 < ", loop)
