@@ -3,9 +3,10 @@
 // In: the target (CUDA through NVRTC, or an OpenCL driver), the machine's cores and the memory
 // available to the process. Out: the builds to run together. An OpenCL driver's compiler gets two
 // (PoCL's holds a lock through most of a build). NVRTC gets up to 4 cores (8 gained nothing
-// measurable), and no more builds than the available memory holds at kNvrtcBuildBytes a build: a
-// flash attention's build for Hopper took 9.7 GB of a process's memory where the same process
-// took 2.5 GB with mma.sync (docs/performance.md), so that 4 at once need some 30 GB.
+// measurable), and no more builds than the available memory holds at kNvrtcBuildBytes a build. The
+// bound was set when a flash attention's build for Hopper took 9.7 GB of a process's memory (its
+// wgmma widths as if-chains); with the widths as templates it takes 2.7 GB (docs/performance.md),
+// so the bound is now generous: lowering it is untimed.
 #pragma once
 
 #include <cstddef>
