@@ -45,6 +45,18 @@ bool fills_its_span(const TensorArg& t) {
   return true;
 }
 
+// codegen::aligned_rows_macro()'s promise: the first element 16-byte aligned, the last stride 1, the
+// others multiples of 16 bytes (jagged tensors and empty ones not taken).
+bool aligned_rows(const TensorArg& t, DType dtype) {
+  if (t.sequences || t.meta || t.strides.empty() || t.strides.back() != 1 ||
+      reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+    return false;
+  const int64_t bytes = dtype_bytes(dtype);
+  for (size_t d = 0; d + 1 < t.strides.size(); ++d)
+    if (t.strides[d] * bytes % 16 != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 Span span_of(const TensorArg& t) {
@@ -117,6 +129,7 @@ bool CompiledKernel::signature(const std::vector<LaunchArg>& args, const SymbolV
     if (!t || t->shape.size() != p.source_shape.size() || t->strides.size() != t->shape.size()) return false;
     if (t->sequences.has_value() != (p.jagged_dim >= 0)) return false;
     key.push_back(t->meta);  // bind() refuses a meta tensor the kernel reads or writes
+    key.push_back(t->cuda_device >= 0 && aligned_rows(*t, p.dtype));
     key.insert(key.end(), t->shape.begin(), t->shape.end());
     key.insert(key.end(), t->strides.begin(), t->strides.end());
   }
@@ -278,6 +291,13 @@ CompiledKernel::Bound CompiledKernel::bind(const std::vector<LaunchArg>& args,
     }
   }
   add_unit_strides(options, [&](const codegen::KernelArg& a) { return values.at(a.symbol).as_int() == 1; });
+  // Rows aligned for CUDA C's 16-byte copies (codegen/c/emitter_mma_staging.cpp): signature() keys
+  // launches by it.
+  for (size_t i = 0; i < params.size(); ++i) {
+    const TensorArg* t = std::get_if<TensorArg>(&args[i]);
+    if (t && t->cuda_device >= 0 && aligned_rows(*t, params[i].dtype))
+      options.push_back("-D" + codegen::aligned_rows_macro(static_cast<int>(i)) + "=1");
+  }
   // What tuning depends on: the device, every bound value, the options
   // (only kernels with meta symbols are tuned).
   if (!plan_.meta_symbols.empty()) {

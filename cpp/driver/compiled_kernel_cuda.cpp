@@ -278,17 +278,20 @@ void CompiledKernel::add_cuda_image(std::string architecture, std::string option
 
 namespace {
 
-// `options` without NT_INDEX32 and, with `unit_strides`, without the unit-stride macros: each an
+// `options` without NT_INDEX32 and the aligned-rows macros and, with `unit_strides`, without the
+// unit-stride macros: each an
 // optimisation that a binary built without it also serves.
 std::string without_specializations(const std::string& options, bool unit_strides) {
   const std::string prefix = "-D" + codegen::unit_stride_macro("");
+  std::string aligned = "-D" + codegen::aligned_rows_macro(0);
+  aligned.pop_back();  // the macros of every parameter
   std::string out;
   size_t begin = 0;
   while (begin < options.size()) {
     size_t end = options.find(' ', begin);
     if (end == std::string::npos) end = options.size();
     std::string_view word(options.data() + begin, end - begin);
-    if (word != "-DNT_INDEX32" && !(unit_strides && word.starts_with(prefix)))
+    if (word != "-DNT_INDEX32" && !word.starts_with(aligned) && !(unit_strides && word.starts_with(prefix)))
       out.append(word).append(end < options.size() ? " " : "");
     begin = end + 1;
   }

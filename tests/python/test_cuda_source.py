@@ -219,6 +219,21 @@ def test_flash_attentions_partial_blocks_are_copied_in_a_loop():
     assert "nt_bits" not in body  # no runs: not a gather
 
 
+def test_partial_blocks_whose_masks_test_rows_are_copied_with_zeros():
+    """k and v's blocks, whose conditions test their rows alone (the sequence) and whose masked
+    elements read zeros, are copied by cp.async whole or partial, masked chunks filled with zeros
+    (nt_cp_async16_zfill): where a launch says their rows are aligned (NT_ALIGNED_ROWS_<i>), the test
+    before the copies is a constant. A matmul's a, whose conditions test its columns (k), copies only
+    whole blocks so."""
+    body = _attention_source().cuda_source
+    body = body[body.index("__global__"):]
+    assert body.count("nt_cp_async16_zfill(") >= 4  # k and v, ahead of the loop and in it
+    assert re.search(r"if \(\(NT_ALIGNED_ROWS_1 \? \(\(", body) and "NT_ALIGNED_ROWS_2 ?" in body
+    matmul = make_matmul(ninetoothed.float16).cuda_source
+    assert "nt_cp_async16_zfill(" not in matmul[matmul.index("__global__"):]
+    assert "#ifndef NT_ALIGNED_ROWS_0\n#define NT_ALIGNED_ROWS_0 0\n#endif" in matmul
+
+
 def test_flash_attentions_row_statistics_stay_in_registers():
     """The running maximum and sum and alpha are row vectors of the blocks' rows: on CUDA C each is held
     by the work-items that hold its rows of the blocks (a slice layout), the row reductions end in
@@ -361,7 +376,9 @@ def test_cuda_source_builds_with_nvrtc(name, warps, mma, architecture):
 @pytest.mark.parametrize("architecture, blocks, warps, index", (("sm_80", (64, 32), 4, ""),
                                                                 ("sm_90a", (128, 64), 8, " -DNT_INDEX32"),
                                                                 ("sm_90a", (128, 64), 4, ""),
-                                                                ("sm_90a", (64, 128), 4, " -DNT_INDEX32")))
+                                                                ("sm_90a", (64, 128), 4, " -DNT_INDEX32"),
+                                                                ("sm_90a", (128, 64), 8, " -DNT_INDEX32 -DNT_ALIGNED_ROWS_0=1 "
+                                                                 "-DNT_ALIGNED_ROWS_1=1 -DNT_ALIGNED_ROWS_2=1")))
 def test_flash_attention_builds_with_nvrtc(architecture, blocks, warps, index):
     """On sm_90a, 4 and 8 warps, both dots on wgmma with a from registers (head dim 64 there)."""
     compiled = _attention_source()

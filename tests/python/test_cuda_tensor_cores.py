@@ -140,7 +140,8 @@ def test_dots_read_at_once_keep_their_waits():
     assert "NT_WGMMA_DEFER" not in source and "NT_ASYNC_BUFFERS" not in source
     loop, _ = k_loop(source[source.index("__global__"):])
     assert "+ NT_STAGES - 1) % NT_STAGES" in loop
-    assert loop.index("nt_cp_async16(") < loop.index("NT_CP_ASYNC_WAIT(NT_STAGES - 1);") < loop.index("NT_BARRIER();")
+    # (k and v copied partial blocks too, their masked chunks zeros: nt_cp_async16_zfill)
+    assert loop.index("nt_cp_async16_zfill(") < loop.index("NT_CP_ASYNC_WAIT(NT_STAGES - 1);") < loop.index("NT_BARRIER();")
     assert loop.rstrip("}").rstrip().endswith("NT_BARRIER();")
 
 
@@ -221,6 +222,24 @@ def test_tensor_core_matmul_on_cuda(dtype, layout, shape, stages):
     kernel(a, b, c, BM=64, BN=64, BK=32)
     expected = (a.double() @ b.double()).float()
     torch.testing.assert_close(c, expected, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_aligned_at_one_call_and_not_at_the_next(dtype):
+    """A launch tells its build whether a tensor's rows are 16-byte aligned (NT_ALIGNED_ROWS_<i>: the
+    copies' test is then a constant, and the element-by-element path beside them is gone): tensors of
+    the same shapes and strides one element off a 16-byte boundary get a build of their own, whose
+    copies test their rows, and the aligned ones theirs again after them."""
+    m, k, n = 300, 200, 136
+    kernel = make_matmul(DTYPES[dtype][0])
+    a_memory = torch.randn(m * k + 8, device="cuda").to(DTYPES[dtype][1])
+    b_memory = torch.randn(k * n + 8, device="cuda").to(DTYPES[dtype][1])
+    for offset in (0, 1, 8, 0):
+        a, b = a_memory[offset:offset + m * k].view(m, k), b_memory[offset:offset + k * n].view(k, n)
+        c = torch.full((m, n), float("nan"), device="cuda")
+        kernel(a, b, c, BM=64, BN=64, BK=32)
+        torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-4, atol=1e-4)
 
 
 @cuda

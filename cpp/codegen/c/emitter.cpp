@@ -97,7 +97,7 @@ KernelSource Emitter::run() {
       out.args.push_back({KernelArg::Kind::Stride, pi, static_cast<int>(d), stride});
       std::string macro = unit_stride_macro(stride);
       prologue.push_back("const nt_index " + stride + " = " + macro + " ? 1 : " + stride + "_arg;");
-      unit_macros_.push_back(macro);
+      launch_macros_.push_back(macro);
     }
     if (src.jagged_dim()) {  // the program's sequence: where it starts, how long it is
       const std::string b = name + "_sequence", start = lower::jagged_seq_start(src)->name;
@@ -161,7 +161,7 @@ KernelSource Emitter::run() {
           << "#define NT_WGMMA_DEFER 0\n#endif\n#define " << kAsyncBuffersMacro
           << " (NT_STAGES + NT_WGMMA_DEFER)\n";
   }
-  for (const std::string& m : unit_macros_) {
+  for (const std::string& m : launch_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }
   if (uses_transposes_)

@@ -337,9 +337,9 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // The C test under which the block `load` (a Load, accessed as `a`) may be copied by
   // emit_async_rows(): unit_rows_test() at 16 bytes, and rows a multiple of 16 bytes long; or "".
   std::string async_rows_test(const Value& load, const lower::TensorAccess& a, const std::string& pitch);
-  // The cp.async copies of the block (16 bytes a thread at a time), not committed.
+  // The cp.async copies of the block (16 bytes a thread at a time, `masked`: zeros there), not committed.
   void emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                       const StagedLayout& layout);
+                       const StagedLayout& layout, bool masked = false);
   // Opens a work-item's copies `copy` of `total`, counted to a known bound and unrolled (two scopes).
   void open_counted_copies(const std::string& total, const std::string& copy);
   // `load`, accessed as `a`, into `array`: by cp.async (not committed) where it is in bounds and
@@ -570,7 +570,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);
-  std::vector<std::string> unit_macros_;
+  std::vector<std::string> launch_macros_;  // 0 unless a launch defines them (unit strides, aligned rows)
   std::map<const ValueNode*, std::string> materialized_;
   std::map<const ValueNode*, lower::TensorAccess> accesses_;
   std::map<int, std::string> lets_, locals_;

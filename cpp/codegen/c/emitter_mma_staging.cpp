@@ -13,6 +13,7 @@
 // element, rounded to nearest even. The copies are identical in value: a loaded float16 held as
 // float converts back to its own bits.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <string>
@@ -81,6 +82,24 @@ std::string staged_load(DType dtype, const std::string& array, const std::string
   return "nt_bf16_to_float(" + array + "[" + at + "])";
 }
 
+namespace {
+
+// May `p`'s partial blocks be copied as whole ones whose masked chunks are zeros? Where none of the
+// access's conditions tests the column `j` (a chunk is then in or out whole) and its other value is
+// zero (cp.async's fill).
+bool masked_rows_copy(const Param& p, const lower::TensorAccess& a, const Expr& i, const Expr& j) {
+  for (const Expr& condition : a.conditions_at({i, j}, false))
+    for (const Expr& v : collect_vars(condition))
+      if (v->name == j->name) return false;
+  const auto& other = p.arranged->other();
+  if (!other) return true;
+  const ExprNode& value = **other;
+  if (value.kind == ExprKind::Int) return value.int_value == 0;
+  return value.kind == ExprKind::Float && value.float_value == 0 && !std::signbit(value.float_value);
+}
+
+}  // namespace
+
 std::string Emitter::unit_rows_test(const lower::TensorAccess& a, const std::vector<Expr>& shape,
                                     const std::string& ptr, int rows_by, int align) {
   // Only where the element offset is affine in the block's row i and column j are its steps along
@@ -107,12 +126,32 @@ std::string Emitter::async_rows_test(const Value& load, const lower::TensorAcces
   const std::string rows = unit_rows_test(a, shape, "nt_p" + std::to_string(load->param), chunk, 16);
   if (rows.empty()) return "";
   const std::string n = std::to_string(chunk);
-  return rows + " && (" + c(simplify(shape[1], env_)) + ") % " + n + " == 0 && (" + pitch + ") % " + n +
+  // Where the launch says that the tensor's rows are aligned (aligned_rows_macro()), each offset is
+  // its last coordinate modulo `chunk`: the test is then its column's, which block sizes known at
+  // build time make a constant, and the element-by-element path beside the copies dead code.
+  std::string aligned;
+  if (!k_.params[load->param].arranged->source_ref().jagged_dim() && !a.coordinates.empty()) {
+    const std::string macro = aligned_rows_macro(load->param);
+    if (std::find(launch_macros_.begin(), launch_macros_.end(), macro) == launch_macros_.end())
+      launch_macros_.push_back(macro);
+    const size_t last = a.coordinates.size() - 1;
+    auto column = [&](int64_t row, int64_t col) {
+      return "(" + c(simplify(a.coordinate_at(last, {Expr(row), Expr(col)}), env_)) + ")";
+    };
+    auto offset = [&](int64_t row, int64_t col) {
+      return "(" + c(simplify(a.offset_at({Expr(row), Expr(col)}), env_)) + ")";
+    };
+    aligned = "(" + offset(0, 1) + " - " + offset(0, 0) + ") == 1 && (" + column(1, 0) + " - " +
+              column(0, 0) + ") % " + n + " == 0 && " + column(0, 0) + " % " + n + " == 0";
+  }
+  const std::string either =
+      aligned.empty() ? rows : "(" + aligned_rows_macro(load->param) + " ? " + aligned + " : " + rows + ")";
+  return either + " && (" + c(simplify(shape[1], env_)) + ") % " + n + " == 0 && (" + pitch + ") % " + n +
          " == 0";
 }
 
 void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, const std::string& array,
-                              const StagedLayout& layout) {
+                              const StagedLayout& layout, bool masked) {
   const std::vector<Expr>& shape = load->type.shape;
   const std::string rows = c(simplify(shape[0], env_)), columns = c(simplify(shape[1], env_));
   const Expr i = index_variable("nt_si", shape[0]), j = index_variable("nt_sj", shape[1]);
@@ -130,8 +169,18 @@ void Emitter::emit_async_rows(const Value& load, const lower::TensorAccess& a, c
   line_("const nt_index " + i->name + " = " + chunk + " / " + per_row + ", " + j->name +
         " = (NT_WORK_ITEMS % " + per_row + " == 0 ? NT_LANE : " + chunk + ") % " + per_row + " * " + width +
         ";");
-  line_("nt_cp_async16(" + array + " + " + layout.at(i->name, j->name) + ", nt_p" +
-        std::to_string(load->param) + " + (" + c(simplify(a.offset_at({i, j}), env_)) + "));");
+  const std::string to = array + " + " + layout.at(i->name, j->name),
+                    from = "nt_p" + std::to_string(load->param) + " + (" +
+                           c(simplify(a.offset_at({i, j}), env_)) + ")";
+  if (masked) {
+    const bool was_fast = fast_;
+    fast_ = false;  // every condition, the hoistable ones too
+    const std::string mask = mask_of(a, {i, j});
+    fast_ = was_fast;
+    line_("nt_cp_async16_zfill(" + to + ", " + from + ", " + (mask.empty() ? "1" : mask) + ");");
+  } else {
+    line_("nt_cp_async16(" + to + ", " + from + ");");
+  }
   close();
   close();
 }
@@ -171,16 +220,27 @@ void Emitter::copy_staged_rows(const Value& v, const std::string& array, const S
 void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const std::string& array,
                           const StagedLayout& layout) {
   const std::vector<Expr>& shape = load->type.shape;
-  std::string test = async_rows_test(load, a, layout.pitch);
+  const std::string rows_test = async_rows_test(load, a, layout.pitch);
+  // Where the block's conditions test its rows alone and its masked elements read as zeros, a
+  // partial block is copied as a whole one, its chunks past the tensor filled with zeros (cp.async's
+  // source size 0), as Triton copies masked loads: one path for every block. Elsewhere only whole
+  // blocks are, and partial ones element by element: beside that path, such copies (never run in
+  // flash attention whose blocks divide the sequence) cost its whole blocks 5-22% of their time
+  // on an H200 (docs/performance.md).
+  const bool masked =
+      !rows_test.empty() && masked_rows_copy(k_.params[load->param], a, index_variable("nt_si", shape[0]),
+                                             index_variable("nt_sj", shape[1]));
+  std::string test = rows_test;
   for (const Expr& t : a.block_test) {
     const std::string corner = c(t);
+    if (masked) break;
     if (corner == "0") test.clear();
     if (!test.empty() && corner != "1") test = "(" + corner + ") && " + test;
   }
   if (!test.empty()) {
     line_("#ifdef NT_MMA_SYNC");
     open("if (" + test + ")");
-    emit_async_rows(load, a, array, layout);
+    emit_async_rows(load, a, array, layout, masked);
     close("} else");
     line_("#endif");
   }

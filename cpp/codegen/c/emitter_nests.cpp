@@ -199,7 +199,7 @@ void Emitter::for_each_load(const Value& v, const std::function<void(const Value
 std::optional<std::string> Emitter::unit_macro_of(const Expr& stride) const {
   if (!stride.is_var() || !declared_.count(stride->name)) return std::nullopt;
   std::string macro = unit_stride_macro(stride->name);
-  if (std::find(unit_macros_.begin(), unit_macros_.end(), macro) == unit_macros_.end()) return std::nullopt;
+  if (std::find(launch_macros_.begin(), launch_macros_.end(), macro) == launch_macros_.end()) return std::nullopt;
   return macro;
 }
 

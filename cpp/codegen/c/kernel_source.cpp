@@ -18,6 +18,8 @@ const char* const kWorkItemBody = "// A program on one work-item.\n";
 
 std::string unit_stride_macro(const std::string& stride_symbol) { return "NT_UNIT_" + stride_symbol; }
 
+std::string aligned_rows_macro(int param) { return "NT_ALIGNED_ROWS_" + std::to_string(param); }
+
 std::string constexpr_param_macro(int param) { return "NT_CONSTEXPR_" + std::to_string(param); }
 
 KernelSource generate_source(const Kernel& kernel, const Dialect& dialect) {

@@ -85,6 +85,10 @@ extern const char* const kWorkItemBody;
 
 // The macro that, defined to 1 at build, makes a stride symbol the constant 1.
 std::string unit_stride_macro(const std::string& stride_symbol);
+// The macro that, defined to 1 at build, says that tensor parameter `param`'s first element is
+// 16-byte aligned, its last stride 1 and its other strides multiples of 16 bytes: its blocks' rows
+// are then 16-byte aligned where their first column is a multiple of 16 bytes.
+std::string aligned_rows_macro(int param);
 // The macro holding a constexpr scalar parameter's value.
 std::string constexpr_param_macro(int param);
 

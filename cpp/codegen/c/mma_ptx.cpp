@@ -47,6 +47,12 @@ const char* const kMmaStagingHelpers = R"CL(inline uint nt_shared_address(const 
 inline void nt_cp_async16(void* shared, const void* global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(nt_shared_address(shared)), "l"(global));
 }
+// The same where `in`, else 16 bytes of zeros (the source, not read, may lie past the tensor).
+inline void nt_cp_async16_zfill(void* shared, const void* global, int in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :
+               : "r"(nt_shared_address(shared)), "l"(global), "r"(in ? 16 : 0));
+}
 #define NT_CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" : : : "memory")
 #define NT_CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;" : : "n"(n) : "memory")
 inline void nt_ldmatrix_x4(uint* a, const void* p) {
