@@ -1,7 +1,7 @@
 """Run with NINETOOTHED_PROGRAM_LAYOUT=work-group (and a cache of its own): num_warps given as candidates
 is the space tuning chooses from, with or without meta symbols; the chosen program runs on its warps;
 num_stages is recorded (its first candidate) in every configuration; max_num_configs caps the warps
-too; pin() takes both. Prints what was timed, then 'ok'."""
+too; a space that fits the cap is timed whole on every num_warps; pin() takes both. Prints what was timed, then 'ok'."""
 
 
 import _paths  # noqa: F401  (sys.path: the package, the examples, the tests)
@@ -39,6 +39,11 @@ def check(kernel, **constexprs):
     return warps, stages, chosen, len(record["candidates"])
 
 
+def small_space_arrangement(x, y, z):
+    block = ninetoothed.block_size(lower_bound=256, upper_bound=1024)
+    return x.tile((block,)), y.tile((block,)), z.tile((block,))
+
+
 def main():
     tuned = ninetoothed.make(add_arrangement, add_application, tensors(), num_warps=(2, 8), num_stages=(1, 3))
     warps, stages, chosen, _ = check(tuned)
@@ -50,6 +55,11 @@ def main():
     warps, stages, chosen, _ = check(fixed, BLOCK=256)
     assert set(chosen) == {"num_warps"}, chosen
     print("fixed blocks", *warps)
+
+    # Three block sizes on two num_warps fit the default cap: every one is timed on each.
+    small = ninetoothed.make(small_space_arrangement, add_application, tensors(), num_warps=(2, 8))
+    warps, _, chosen, count = check(small)
+    print("small", *warps, count)
 
     capped = ninetoothed.make(add_arrangement, add_application, tensors(), num_warps=(8, 2), max_num_configs=1)
     warps, _, chosen, count = check(capped)
