@@ -512,9 +512,18 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
                           });
   }
   if (warp_configs > 0) {
+    // The tiles timed on the sampled warps, fastest first: a neighbour the walk timed on other warps
+    // is one of their variants already, not a tile to time again.
     std::vector<std::pair<double, tune::Config>> ranked;
-    for (const auto& [config, seconds] : record.candidates)
-      if (seconds < std::numeric_limits<double>::infinity()) ranked.emplace_back(seconds, config);
+    const auto sampled = fixed.find(kNumWarpsConfigKey);
+    for (const auto& [config, seconds] : record.candidates) {
+      const auto warps = config.find(kNumWarpsConfigKey);
+      const bool on_sampled_warps = warps == config.end()
+                                        ? sampled == fixed.end()
+                                        : sampled != fixed.end() && warps->second == sampled->second;
+      if (seconds < std::numeric_limits<double>::infinity() && on_sampled_warps)
+        ranked.emplace_back(seconds, config);
+    }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<tune::Config> warps;

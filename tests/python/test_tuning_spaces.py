@@ -156,7 +156,7 @@ def test_tuning_chooses_among_num_warps_where_programs_run_on_work_groups(tmp_pa
     # Block sizes on the first warps, the fastest again on the others; without meta symbols, the
     # warps alone; a space that fits the cap on every warps, all of it on each; max_num_configs=1:
     # the first only.
-    assert result.stdout.split("\n")[:-1] == ["tuned 2 8 stages 1", "fixed blocks 1 4", "small 2 8 6", "capped 8 1",
+    assert result.stdout.split("\n")[:-1] == ["tuned 2 8 stages 1", "fixed blocks 1 4", "small 4 8 6", "capped 8 1",
                                               "ok"]
 
 
