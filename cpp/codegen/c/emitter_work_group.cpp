@@ -338,9 +338,10 @@ void Emitter::emit_reduce_rows(const Value& v) {
   if (!held) barrier();                                           // the shared result's last readers are done
   open("");
   line_(at + " " + acc + "[" + R + "];");
-  line_("int " + best + "[" + R + "];");
-  line_("for (int nt_r = 0; nt_r < " + R + "; ++nt_r) " + acc + "[nt_r] = " + reduce_init(fn, in) + ", " +
-        best + "[nt_r] = 0;");
+  // The column of each row's best so far: argmax and argmin only (else set and never read).
+  if (arg) line_("int " + best + "[" + R + "];");
+  line_("for (int nt_r = 0; nt_r < " + R + "; ++nt_r) " + acc + "[nt_r] = " + reduce_init(fn, in) +
+        (arg ? ", " + best + "[nt_r] = 0;" : ";"));
   nest(
       shape, {x}, nullptr,
       [&](const std::vector<Expr>& index) {
@@ -419,7 +420,7 @@ void Emitter::emit_reduce_group(const Value& v) {
        lanes + ")");
   line_("const nt_index " + k + " = " + k0 + " + " + tk + ";");
   line_(at + " " + acc + " = " + init + ";");
-  line_("int " + best + " = 0;");
+  if (arg) line_("int " + best + " = 0;");
   open("if (" + k + " < " + K + ")");
   // The kept digits of k and the reduced digits of r, row-major.
   auto digits = [&](const std::string& flat, const std::vector<Expr>& sizes) {
