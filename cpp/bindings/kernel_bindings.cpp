@@ -377,6 +377,7 @@ void bind_kernel(py::module_& m) {
                record["chosen"] = r.chosen;
                record["from_disk"] = r.from_disk;
                record["one_build"] = r.one_build;
+               record["compiled_by_helpers"] = r.compiled_by_helpers;
                records.append(record);
              }
              return records;

@@ -14,6 +14,7 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"
+#include "runtime/launch_replay.h"
 #include "runtime/program.h"
 #include "support/errors.h"
 #include "symbolic/printer.h"
@@ -468,9 +469,75 @@ std::shared_ptr<Device> CompiledKernel::target_device(const Prepared& prepared) 
   return small ? prepared.device->small() : prepared.device;
 }
 
+template <typename Sink>
+void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
+                                   const std::vector<LaunchArg>& args) const {
+  const auto& params = plan_.params;
+  for (size_t k = 0; k < plan_.source.args.size(); ++k) {
+    const codegen::KernelArg& a = plan_.source.args[k];
+    cl_uint index = static_cast<cl_uint>(k);
+    const PlanParam& p = params[a.param];
+    switch (a.kind) {
+      case codegen::KernelArg::Kind::Buffer: {
+        const auto& t = std::get<TensorArg>(args[a.param]);
+        if (t.meta) {  // never read nor written (bind): OpenCL's one-byte stand-in for no memory
+          launcher.set_buffer(index, nullptr, 0, false, false, p.name, nullptr);
+          launcher.template set_scalar<cl_long>(index + 1, 0);
+          launcher.template set_scalar<cl_long>(index + 2, 0);
+          break;
+        }
+        Span span = span_of(t);
+        int64_t item = dtype_bytes(p.dtype);
+        char* base = static_cast<char*>(t.data) + span.lo * item;
+        // On a discrete device, a tensor the kernel overwrites whole is not
+        // copied in; one whose elements do not fill their span is copied back
+        // element by element, never over what lies between them.
+        // A parameter with programs of its own (more than the grid's) has blocks no program stores.
+        const bool needed = p.read || (p.written && (!p.overwritten || prepared.own_programs.count(a.param)));
+        ElementLayout layout;
+        const bool scattered = p.written && !fills_its_span(t);
+        if (scattered) layout = {static_cast<size_t>(item), t.memory_shape(), t.memory_strides(), -span.lo};
+        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
+                            p.name, scattered ? &layout : nullptr);
+        cl_long offset = -span.lo;
+        launcher.template set_scalar<cl_long>(index + 1, offset);
+        cl_long extent = span.elements();
+        launcher.template set_scalar<cl_long>(index + 2, extent);
+        break;
+      }
+      case codegen::KernelArg::Kind::SequenceOffsets: {
+        const SequencesArg& q = *std::get<TensorArg>(args[a.param]).sequences;
+        launcher.set_buffer(index, const_cast<void*>(q.offsets),
+                            static_cast<size_t>(q.count + 1) * sizeof(int64_t), true, false,
+                            p.name + "'s offsets", nullptr);
+        break;
+      }
+      case codegen::KernelArg::Kind::Offset:
+      case codegen::KernelArg::Kind::Extent:
+        break;  // set with its buffer
+      case codegen::KernelArg::Kind::Size:
+      case codegen::KernelArg::Kind::Stride:
+        launcher.template set_scalar<cl_long>(index, prepared.size_values[k]);
+        break;
+      case codegen::KernelArg::Kind::Scalar: {
+        with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
+                          [&](auto v) { launcher.template set_scalar<decltype(v)>(index, v); });
+        break;
+      }
+    }
+  }
+  for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
+    launcher.template set_scalar<cl_long>(static_cast<cl_uint>(plan_.source.args.size() + j),
+                                          prepared.meta_args[j]);
+}
+
+template void CompiledKernel::set_arguments(KernelLauncher&, const Prepared&,
+                                            const std::vector<LaunchArg>&) const;
+template void CompiledKernel::set_arguments(LaunchRecorder&, const Prepared&,
+                                            const std::vector<LaunchArg>&) const;
+
 double CompiledKernel::execute(const Prepared& prepared, const std::vector<LaunchArg>& args,
                                bool keep_binary) {
-  const auto& params = plan_.params;
   if (prepared.num_programs == 0) return 0.0;
   const std::string& joined = prepared.options;
   const size_t num_programs = prepared.num_programs;
@@ -504,62 +571,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;
-
-  for (size_t k = 0; k < plan_.source.args.size(); ++k) {
-    const codegen::KernelArg& a = plan_.source.args[k];
-    cl_uint index = static_cast<cl_uint>(k);
-    const PlanParam& p = params[a.param];
-    switch (a.kind) {
-      case codegen::KernelArg::Kind::Buffer: {
-        const auto& t = std::get<TensorArg>(args[a.param]);
-        if (t.meta) {  // never read nor written (bind): OpenCL's one-byte stand-in for no memory
-          launcher.set_buffer(index, nullptr, 0, false, false, p.name, nullptr);
-          launcher.set_scalar<cl_long>(index + 1, 0);
-          launcher.set_scalar<cl_long>(index + 2, 0);
-          break;
-        }
-        Span span = span_of(t);
-        int64_t item = dtype_bytes(p.dtype);
-        char* base = static_cast<char*>(t.data) + span.lo * item;
-        // On a discrete device, a tensor the kernel overwrites whole is not
-        // copied in; one whose elements do not fill their span is copied back
-        // element by element, never over what lies between them.
-        // A parameter with programs of its own (more than the grid's) has blocks no program stores.
-        const bool needed = p.read || (p.written && (!p.overwritten || prepared.own_programs.count(a.param)));
-        ElementLayout layout;
-        const bool scattered = p.written && !fills_its_span(t);
-        if (scattered) layout = {static_cast<size_t>(item), t.memory_shape(), t.memory_strides(), -span.lo};
-        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
-                            p.name, scattered ? &layout : nullptr);
-        cl_long offset = -span.lo;
-        launcher.set_scalar<cl_long>(index + 1, offset);
-        cl_long extent = span.elements();
-        launcher.set_scalar<cl_long>(index + 2, extent);
-        break;
-      }
-      case codegen::KernelArg::Kind::SequenceOffsets: {
-        const SequencesArg& q = *std::get<TensorArg>(args[a.param]).sequences;
-        launcher.set_buffer(index, const_cast<void*>(q.offsets),
-                            static_cast<size_t>(q.count + 1) * sizeof(int64_t), true, false,
-                            p.name + "'s offsets", nullptr);
-        break;
-      }
-      case codegen::KernelArg::Kind::Offset:
-      case codegen::KernelArg::Kind::Extent:
-        break;  // set with its buffer
-      case codegen::KernelArg::Kind::Size:
-      case codegen::KernelArg::Kind::Stride:
-        launcher.set_scalar<cl_long>(index, prepared.size_values[k]);
-        break;
-      case codegen::KernelArg::Kind::Scalar: {
-        with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
-                          [&](auto v) { launcher.set_scalar<decltype(v)>(index, v); });
-        break;
-      }
-    }
-  }
-  for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
-    launcher.set_scalar<cl_long>(static_cast<cl_uint>(plan_.source.args.size() + j), prepared.meta_args[j]);
+  set_arguments(launcher, prepared, args);
   double seconds = 0.0;
   try {
     seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),

@@ -140,6 +140,8 @@ struct TuningRecord {
   // The candidates were timed on one build that takes the block sizes as arguments (a CPU's
   // element-wise kernel: KernelSource::runtime_meta), not each on its own.
   bool one_build = false;
+  // Candidates compiled ahead by helper processes (driver/compile_ahead.cpp).
+  size_t compiled_by_helpers = 0;
 };
 
 // The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:
@@ -303,6 +305,17 @@ class CompiledKernel {
   LaunchTarget launch_target(const std::vector<LaunchArg>& args, void* cuda_stream) const;
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
              const LaunchTarget& target, bool timed = false, bool runtime_meta = false);
+  // A prepared launch's arguments, with `args`' values, to a KernelLauncher, or to a LaunchRecorder
+  // (runtime/launch_replay.h: the same launch in a helper process).
+  template <typename Sink>
+  void set_arguments(Sink& sink, const Prepared& prepared, const std::vector<LaunchArg>& args) const;
+  // Before tuning times `space` on a PoCL CPU device: each candidate built and launched once on
+  // `args` (tuning's scratch outputs), by this process and helper processes at once, so that PoCL's
+  // kernel cache holds them all (driver/compile_ahead.cpp). `after_each`: called after each
+  // candidate this process compiled. Returns the number the helpers compiled (0: none started).
+  size_t compile_ahead(const Bound& bound, const std::vector<tune::Config>& space,
+                       const std::vector<LaunchArg>& args, const LaunchTarget& target,
+                       const std::function<void()>& after_each);
   // `keep_binary`: the program's binary goes to the disk cache (not for tuning's runs: ProgramCache).
   double execute(const Prepared& prepared, const std::vector<LaunchArg>& args, bool keep_binary = true);
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device

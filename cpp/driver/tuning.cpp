@@ -56,6 +56,15 @@ class TuningProgress {
     built_ += count;
     maybe_say();
   }
+  void ahead(size_t total) {  // one more candidate compiled ahead here (compile_ahead())
+    ++ahead_;
+    const Clock::time_point now = Clock::now();
+    if (std::chrono::duration<double>(now - said_).count() < every_) return;
+    said_ = now;
+    std::fprintf(stderr,
+                 "[ninetoothed] tuning %s: compiling %zu candidates ahead with helpers, %zu here, %.0f s\n",
+                 kernel_.c_str(), total, ahead_, std::chrono::duration<double>(now - start_).count());
+  }
   void timed(double fastest) {
     ++timed_;
     fastest_ = fastest;
@@ -78,7 +87,7 @@ class TuningProgress {
   const Clock::time_point start_ = Clock::now();
   Clock::time_point said_ = start_;
   double every_ = 5.0;
-  size_t built_ = 0, timed_ = 0;
+  size_t built_ = 0, timed_ = 0, ahead_ = 0;
   double fastest_ = std::numeric_limits<double>::infinity();
 };
 
@@ -437,6 +446,10 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     for (auto& b : builds) b.get();
     progress.built(builds.size());
   };
+  // On PoCL, helper processes compile candidates at the same time (driver/compile_ahead.cpp).
+  const size_t compiled_by_helpers =
+      one_build ? 0
+                : compile_ahead(bound, space, scratch_args, target, [&] { progress.ahead(space.size()); });
   build_all(space);
   // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
   // the kernel's own time on the device, when the device reports it (host transfers, the same
@@ -447,7 +460,7 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true, one_build); });
     return device_time && on_device > 0.0 ? on_device : wall;
   };
-  TuningRecord record{key, {}, {}, false, one_build};
+  TuningRecord record{key, {}, {}, false, one_build, compiled_by_helpers};
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
   auto time_all = [&](const std::vector<tune::Config>& configs) {

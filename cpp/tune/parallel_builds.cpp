@@ -14,6 +14,15 @@ size_t parallel_builds(bool nvrtc, unsigned cores, std::optional<uint64_t> avail
   return n;
 }
 
+size_t tuning_helpers(unsigned cores, size_t candidates, std::optional<uint64_t> available_bytes,
+                      std::optional<size_t> asked) {
+  if (candidates < kHelpedCandidates) return 0;
+  size_t n = asked ? *asked : (cores > 1 ? cores - 1 : 0);
+  n = std::min(n, candidates - 1);
+  if (available_bytes) n = std::min<uint64_t>(n, *available_bytes / kHelperBytes);
+  return n;
+}
+
 std::optional<uint64_t> available_memory() {
   std::ifstream meminfo("/proc/meminfo");
   std::string line;

@@ -24,3 +24,19 @@ size_t parallel_builds(bool nvrtc, unsigned cores, std::optional<uint64_t> avail
 std::optional<uint64_t> available_memory();
 
 }  // namespace nt::tune
+
+namespace nt::tune {
+
+// Helper processes that compile tuning's candidates beside the tuning process on PoCL, whose
+// compiler holds one lock per process (runtime/launch_replay.h, driver/compile_ahead.cpp): `asked`
+// (NINETOOTHED_TUNING_HELPERS) or one per core but the tuning process's own; none for fewer than
+// kHelpedCandidates candidates (a helper's start, PoCL loading its kernel library, costs about what
+// a candidate does), never more than the candidates the tuning process leaves them, nor more than
+// the available memory holds at kHelperBytes a helper.
+inline constexpr size_t kHelpedCandidates = 4;
+inline constexpr uint64_t kHelperBytes = uint64_t{1} << 30;
+
+size_t tuning_helpers(unsigned cores, size_t candidates, std::optional<uint64_t> available_bytes,
+                      std::optional<size_t> asked = std::nullopt);
+
+}  // namespace nt::tune

@@ -34,3 +34,33 @@ TEST(ParallelBuilds, AvailableMemoryIsReadWhereTheSystemSaysIt) {
 
 }  // namespace
 }  // namespace nt::tune
+
+namespace nt::tune {
+namespace {
+
+// Helper processes (tune/parallel_builds.h): a core each but the tuning process's, none for few
+// candidates, never more than the candidates left to them nor than the memory holds.
+TEST(TuningHelpers, OneACoreButTheTuningProcesssOwn) {
+  const uint64_t plenty = uint64_t{64} << 30;
+  EXPECT_EQ(tuning_helpers(2, 42, plenty), 1u);
+  EXPECT_EQ(tuning_helpers(16, 42, plenty), 15u);
+  EXPECT_EQ(tuning_helpers(1, 42, plenty), 0u);
+  EXPECT_EQ(tuning_helpers(0, 42, std::nullopt), 0u);  // hardware_concurrency() may say 0
+}
+
+TEST(TuningHelpers, NoneForFewCandidatesNorMoreThanTheyLeave) {
+  const uint64_t plenty = uint64_t{64} << 30;
+  EXPECT_EQ(tuning_helpers(16, kHelpedCandidates - 1, plenty), 0u);
+  EXPECT_EQ(tuning_helpers(16, kHelpedCandidates, plenty), kHelpedCandidates - 1);
+  EXPECT_EQ(tuning_helpers(16, 2, plenty, 8), 0u);  // asked for, still too few
+}
+
+TEST(TuningHelpers, AskedForAndBoundedByMemory) {
+  EXPECT_EQ(tuning_helpers(2, 42, uint64_t{64} << 30, 0), 0u);
+  EXPECT_EQ(tuning_helpers(2, 42, uint64_t{64} << 30, 3), 3u);
+  EXPECT_EQ(tuning_helpers(16, 42, kHelperBytes * 5 / 2), 2u);
+  EXPECT_EQ(tuning_helpers(16, 42, kHelperBytes / 2), 0u);
+}
+
+}  // namespace
+}  // namespace nt::tune
