@@ -187,62 +187,93 @@ void LaunchRecorder::set_scalar(cl_uint index, const void* value, size_t size) {
   launch_.args.push_back(std::move(arg));
 }
 
+namespace {
+
+// The shared file, at a descriptor of 3 or more: a process started with stdio closed gets low
+// descriptors back, and the helper's 0 to 2 are opened over them.
+UniqueFd shared_file() {
+  UniqueFd created(memfd_create("ninetoothed-replay", MFD_CLOEXEC));
+  if (!created || created.get() >= 3) return created;
+  return UniqueFd(fcntl(created.get(), F_DUPFD_CLOEXEC, 3));
+}
+
+struct SpawnActions {
+  posix_spawn_file_actions_t actions;
+  SpawnActions() { posix_spawn_file_actions_init(&actions); }
+  ~SpawnActions() { posix_spawn_file_actions_destroy(&actions); }
+  SpawnActions(const SpawnActions&) = delete;
+  SpawnActions& operator=(const SpawnActions&) = delete;
+};
+
+struct SpawnAttributes {
+  posix_spawnattr_t attributes;
+  SpawnAttributes() { posix_spawnattr_init(&attributes); }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+};
+
+}  // namespace
+
 ReplayHelpers::ReplayHelpers(const ReplayJobs& jobs, const std::string& program, size_t helpers)
     : num_jobs_(static_cast<uint32_t>(jobs.launches.size())) {
+  own_.reset(new ReplayShared{kMagic, kVersion, num_jobs_, {0}, {0}, 0, 0, 0, 0});
+  shared_ = own_.get();  // until the file is ready: no helpers, the caller claims every job
+  if (!helpers || program.empty()) return;
+  failed_ = helpers;  // until started
   const std::string description = jobs.serialize();
   const size_t data_offset = round_up(kPage + description.size(), kPage);
   const size_t total = data_offset + jobs.buffer_bytes();
-  fd_ = helpers && !program.empty() ? memfd_create("ninetoothed-replay", MFD_CLOEXEC) : -1;
-  if (fd_ >= 0 && ftruncate(fd_, static_cast<off_t>(total)) == 0) {
-    void* mapped = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (mapped != MAP_FAILED) {
-      char* base = static_cast<char*>(mapped);
-      std::memcpy(base + kPage, description.data(), description.size());
-      size_t at = data_offset;
-      for (const ReplayJobs::Buffer& b : jobs.buffers) {
-        std::memcpy(base + at, b.data, b.bytes);
-        at += round_up(b.bytes, kPage);
-      }
-      munmap(base + kPage, total - kPage);  // the page of counters stays
-      shared_ = new (base) ReplayShared{
-          kMagic, kVersion, num_jobs_, {0}, {0}, kPage, description.size(), data_offset, total - data_offset};
+  UniqueFd fd = shared_file();
+  if (!fd || ftruncate(fd.get(), static_cast<off_t>(total)) != 0) return;
+  {
+    Mapping whole(total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (!whole) return;
+    std::memcpy(whole.get() + kPage, description.data(), description.size());
+    size_t at = data_offset;
+    for (const ReplayJobs::Buffer& b : jobs.buffers) {
+      std::memcpy(whole.get() + at, b.data, b.bytes);
+      at += round_up(b.bytes, kPage);
     }
   }
-  if (!shared_) {  // no helpers: the caller claims every job
-    shared_ = new ReplayShared{kMagic, kVersion, num_jobs_, {0}, {0}, 0, 0, 0, 0};
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-    return;
-  }
+  Mapping page(kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (!page) return;
+  ReplayShared* shared = new (page.get()) ReplayShared{
+      kMagic, kVersion, num_jobs_, {0}, {0}, kPage, description.size(), data_offset, total - data_offset};
+  fd_ = std::move(fd);
+  page_ = std::move(page);
+  shared_ = shared;
+  own_.reset();
   // The helper: fd 3 is the file; nothing else of this process (stdio to /dev/null: a helper's
   // kernels may print). posix_spawn runs no fork handlers and shares no OpenCL state.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
-  posix_spawn_file_actions_adddup2(&actions, fd_, 3);  // clears FD_CLOEXEC, also where fd_ is 3
+  SpawnActions actions;
+  for (int stdio : {0, 1, 2})
+    posix_spawn_file_actions_addopen(&actions.actions, stdio, "/dev/null", O_RDWR, 0);
+  posix_spawn_file_actions_adddup2(&actions.actions, fd_.get(), 3);  // clears FD_CLOEXEC, also where it is 3
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  posix_spawn_file_actions_addclosefrom_np(&actions.actions, 4);
 #endif
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
+  SpawnAttributes attributes;
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGTERM);
   sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setsigmask(&attributes.attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes.attributes, &defaults);
+  posix_spawnattr_setflags(&attributes.attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const std::string parent = std::to_string(getpid());
   char* argv[] = {const_cast<char*>(program.c_str()), const_cast<char*>("3"),
                   const_cast<char*>(parent.c_str()), nullptr};
+  children_.pids().reserve(helpers);  // push_back cannot throw between a spawn and its record
   for (size_t i = 0; i < helpers; ++i) {
     pid_t pid = 0;
-    if (posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environ) != 0) break;
-    pids_.push_back(pid);
+    if (posix_spawn(&pid, program.c_str(), &actions.actions, &attributes.attributes, argv, environ) != 0)
+      break;
+    children_.pids().push_back(pid);
+    ++started_;
+    --failed_;
   }
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
 }
 
 std::optional<size_t> ReplayHelpers::claim() {
@@ -252,11 +283,13 @@ std::optional<size_t> ReplayHelpers::claim() {
 }
 
 size_t ReplayHelpers::wait(const std::function<void()>& between) {
-  while (!pids_.empty()) {
+  std::vector<pid_t>& pids = children_.pids();
+  while (!pids.empty()) {
     int status = 0;
-    pid_t done = waitpid(pids_.back(), &status, WNOHANG);
-    if (done == pids_.back() || (done < 0 && errno != EINTR)) {  // ECHILD: reaped elsewhere
-      pids_.pop_back();
+    pid_t done = waitpid(pids.back(), &status, WNOHANG);
+    if (done == pids.back() || (done < 0 && errno != EINTR)) {  // ECHILD: reaped elsewhere
+      if (done == pids.back() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) ++failed_;
+      pids.pop_back();
       continue;
     }
     between();
@@ -265,25 +298,8 @@ size_t ReplayHelpers::wait(const std::function<void()>& between) {
   return shared_->replayed.load();
 }
 
-void ReplayHelpers::stop() {
-  shared_->next.store(num_jobs_);
-  for (pid_t pid : pids_) kill(pid, SIGTERM);
-  for (pid_t pid : pids_) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  pids_.clear();
-}
-
 ReplayHelpers::~ReplayHelpers() {
-  if (!pids_.empty()) stop();
-  if (fd_ >= 0) {
-    munmap(shared_, kPage);
-    close(fd_);
-  } else {
-    delete shared_;
-  }
+  shared_->next.store(num_jobs_);  // no more jobs for helpers still running; children_ ends them
 }
 
 namespace {
@@ -320,9 +336,9 @@ void replay(const ReplayLaunch& launch, const ReplayJobs& jobs, char* data) {
 int replay_launches(int fd, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);  // the queue's owner gone: nobody reads what this compiles
   if (getppid() != parent) return 1;
-  void* page = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (page == MAP_FAILED) return 1;
-  auto* shared = static_cast<ReplayShared*>(page);
+  Mapping page(kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (!page) return 1;
+  auto* shared = reinterpret_cast<ReplayShared*>(page.get());
   if (shared->magic != kMagic || shared->version != kVersion) return 1;
   std::string description(shared->description_bytes, '\0');
   if (pread(fd, description.data(), description.size(), static_cast<off_t>(shared->description_offset)) !=
@@ -331,13 +347,13 @@ int replay_launches(int fd, pid_t parent) {
   std::optional<ReplayJobs> jobs = ReplayJobs::parse(description);
   if (!jobs || jobs->launches.size() != shared->num_jobs || jobs->buffer_bytes() != shared->data_bytes)
     return 1;
-  char* data = nullptr;
+  Mapping data_mapping;
   if (shared->data_bytes) {  // private: this helper's writes stay its own
-    void* mapped = mmap(nullptr, shared->data_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
-                        static_cast<off_t>(shared->data_offset));
-    if (mapped == MAP_FAILED) return 1;
-    data = static_cast<char*>(mapped);
+    data_mapping = Mapping(shared->data_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                           static_cast<off_t>(shared->data_offset));
+    if (!data_mapping) return 1;
   }
+  char* data = data_mapping.get();
   for (uint32_t job = shared->next.fetch_add(1); job < shared->num_jobs; job = shared->next.fetch_add(1)) {
     try {
       replay(jobs->launches[job], *jobs, data);

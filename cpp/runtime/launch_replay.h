@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,7 @@
 
 #include "runtime/launch.h"
 #include "runtime/opencl.h"
+#include "support/posix_handles.h"
 
 namespace nt {
 
@@ -107,7 +109,9 @@ class ReplayHelpers {
   ReplayHelpers(const ReplayHelpers&) = delete;
   ReplayHelpers& operator=(const ReplayHelpers&) = delete;
 
-  size_t started() const { return pids_.size(); }
+  size_t started() const { return started_; }
+  // Helpers asked for that could not start, or that ended other than with status 0 (wait()).
+  size_t failed() const { return failed_; }
   // The next job for the caller, or nullopt when none is left.
   std::optional<size_t> claim();
   // Waits for the helpers to end, calling `between` every few milliseconds (it may throw: the
@@ -115,11 +119,14 @@ class ReplayHelpers {
   size_t wait(const std::function<void()>& between);
 
  private:
-  void stop();
-  int fd_ = -1;
-  ReplayShared* shared_ = nullptr;  // the file's first page, mapped shared
+  // Destroyed in reverse: the children ended and reaped before the file is unmapped and closed.
+  UniqueFd fd_;
+  Mapping page_;                       // the file's first page, mapped shared
+  std::unique_ptr<ReplayShared> own_;  // the queue where there is no file
+  ReplayShared* shared_ = nullptr;     // one of those
   uint32_t num_jobs_ = 0;
-  std::vector<pid_t> pids_;
+  size_t started_ = 0, failed_ = 0;
+  Children children_;
 };
 
 // The helper's side: replays jobs from the file open as `fd` until none is left, or until

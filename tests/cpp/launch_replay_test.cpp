@@ -3,7 +3,9 @@
 #include "runtime/launch_replay.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <cerrno>
 #include <vector>
 
 namespace nt {
@@ -72,11 +74,36 @@ TEST(LaunchReplay, WithoutHelpersTheCallerClaimsEveryJobOnce) {
   for (const char* program : {"", "/nonexistent/helper"}) {
     ReplayHelpers helpers(jobs, program, 2);
     EXPECT_EQ(helpers.started(), 0u) << program;
+    EXPECT_EQ(helpers.failed(), *program ? 2u : 0u) << program;  // "": none asked for
     EXPECT_EQ(helpers.claim(), std::optional<size_t>(0));
     EXPECT_EQ(helpers.claim(), std::optional<size_t>(1));
     EXPECT_EQ(helpers.claim(), std::nullopt);
     EXPECT_EQ(helpers.wait([] {}), 0u);
   }
+}
+
+TEST(LaunchReplay, HelpersThatFailAreCountedAndNoneIsLeftUnreaped) {
+  std::vector<float> a(10), b(1000);
+  ReplayJobs jobs = two_launches(a, b);
+  {
+    ReplayHelpers helpers(jobs, "/bin/false", 2);  // ends at once, with status 1
+    EXPECT_EQ(helpers.started(), 2u);
+    EXPECT_EQ(helpers.wait([] {}), 0u);
+    EXPECT_EQ(helpers.failed(), 2u);
+  }
+  {
+    ReplayHelpers helpers(jobs, "/bin/true", 1);
+    helpers.wait([] {});
+    EXPECT_EQ(helpers.failed(), 0u);
+  }
+  {
+    // `sleep 3 PID` sleeps past the test: the destructor ends and reaps it.
+    ReplayHelpers helpers(jobs, "/bin/sleep", 2);
+    EXPECT_EQ(helpers.started(), 2u);
+  }
+  errno = 0;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);  // no child left, running or unreaped
 }
 
 }  // namespace
