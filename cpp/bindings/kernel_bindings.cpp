@@ -378,6 +378,8 @@ void bind_kernel(py::module_& m) {
                record["from_disk"] = r.from_disk;
                record["one_build"] = r.one_build;
                record["compiled_by_helpers"] = r.compiled_by_helpers;
+               record["helpers_started"] = r.helpers_started;
+               record["helpers_failed"] = r.helpers_failed;
                records.append(record);
              }
              return records;

@@ -7,15 +7,18 @@
 // process takes them one by one and builds and launches each, as tuning's warm-up would, while
 // helpers (runtime/launch_replay.h) replay the same launches, each its own copy of the buffers,
 // filling PoCL's kernel cache. Tuning then builds and times every candidate as before, finding the
-// helpers' in the cache. It times nothing until the helpers have ended: no candidate is timed while
-// they take cores.
+// helpers' in the cache. It times nothing until the helpers have ended, nor while another thread's
+// run (tune/helper_gate.h: the helpers are leased from one process-wide budget, none while a thread
+// times): no candidate is timed while helpers take cores.
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "driver/compiled_kernel.h"
 #include "runtime/launch_replay.h"
 #include "runtime/program.h"
 #include "support/interrupts.h"
+#include "tune/helper_gate.h"
 #include "tune/parallel_builds.h"
 
 namespace nt {
@@ -32,18 +35,24 @@ std::optional<size_t> asked_helpers() {
   return static_cast<size_t>(n);
 }
 
+// For tests (tests/python/test_tuning_helpers.py): NINETOOTHED_TUNING_HELPERS_ONLY=1 leaves every job
+// to the helpers where one started, so that what they compile does not depend on who claims first.
+bool helpers_only() {
+  const char* only = std::getenv("NINETOOTHED_TUNING_HELPERS_ONLY");
+  return only && std::string_view(only) == "1";
+}
+
 }  // namespace
 
-size_t CompiledKernel::compile_ahead(const Bound& bound, const std::vector<tune::Config>& space,
-                                     const std::vector<LaunchArg>& args, const LaunchTarget& target,
-                                     const std::function<void()>& after_each) {
+void CompiledKernel::compile_ahead(const Bound& bound, const std::vector<tune::Config>& space,
+                                   const std::vector<LaunchArg>& args, const LaunchTarget& target,
+                                   TuningRecord& record, const std::function<void()>& after_each) {
   // Only where PoCL keeps what a helper compiles for this process to read.
-  if (target.cuda || !target.opencl->info().is_pocl || pocl_kernel_cache_disabled()) return 0;
-  const std::optional<uint64_t> available = tune::available_memory();
-  const size_t helpers =
-      tune::tuning_helpers(std::thread::hardware_concurrency(), space.size(), available, asked_helpers());
-  const std::string program = helpers ? tuning_helper_program() : "";
-  if (program.empty()) return 0;
+  if (target.cuda || !target.opencl->info().is_pocl || pocl_kernel_cache_disabled()) return;
+  const size_t budget = tune::helper_budget(std::thread::hardware_concurrency(), asked_helpers());
+  const size_t wanted = tune::tuning_helpers(budget, space.size());
+  const std::string program = wanted ? tuning_helper_program() : "";
+  if (program.empty()) return;
   // Each candidate's launch as execute() would make it.
   ReplayJobs jobs;
   std::vector<const tune::Config*> configs;
@@ -51,16 +60,15 @@ size_t CompiledKernel::compile_ahead(const Bound& bound, const std::vector<tune:
     try {
       auto prepared = prepare(bound, config, target);
       if (prepared->num_programs == 0) continue;  // execute() launches nothing
-      const std::shared_ptr<Device> device = target_device(*prepared);
-      const codegen::KernelSource& source = opencl_source(prepared->own_programs);
+      const LaunchGeometry geometry = launch_geometry(*prepared);
       ReplayLaunch launch;
       launch.device_index = prepared->device->info().index;
-      launch.small = device != prepared->device;
-      launch.device_name = device->info().name;
-      launch.source = jobs.source(source.name, source.source);
+      launch.small = geometry.small;
+      launch.device_name = geometry.device->info().name;
+      launch.source = jobs.source(geometry.source->name, geometry.source->source);
       launch.options = prepared->options;
-      launch.global_size = lower::ProgramLayout::global_size(prepared->num_programs, prepared->work_items);
-      launch.local_size = lower::ProgramLayout::local_size(prepared->work_items);
+      launch.global_size = geometry.global_size;
+      launch.local_size = geometry.local_size;
       LaunchRecorder recorder(jobs, launch);
       set_arguments(recorder, *prepared, args);
       jobs.launches.push_back(std::move(launch));
@@ -69,21 +77,27 @@ size_t CompiledKernel::compile_ahead(const Bound& bound, const std::vector<tune:
       // no launch: tuning's own try says why
     }
   }
-  // The buffers' copies: one in the shared file, and what each process writes of it.
-  if (jobs.launches.size() < tune::kHelpedCandidates ||
-      (available && jobs.buffer_bytes() * (helpers + 1) > *available / 2))
-    return 0;
-  ReplayHelpers helping(jobs, program, helpers);
-  while (std::optional<size_t> job = helping.claim()) {
-    check_interrupts();  // (ReplayHelpers' destructor ends the helpers)
-    try {
-      run(bound, *configs[*job], args, target, /*timed=*/true);
-    } catch (const std::exception&) {
-      // tuning runs it again and records the failure
+  if (jobs.launches.size() < tune::kHelpedCandidates) return;
+  // The helpers this process's budget and memory leave (the buffers' copies: one in the shared
+  // file, and one for what each helper writes); none while another thread times (tune/helper_gate.h).
+  tune::HelperGate::Lease lease = tune::HelperGate::process().lease(
+      std::min(wanted, jobs.launches.size() - 1), budget, tune::available_memory(), jobs.buffer_bytes());
+  if (!lease.helpers()) return;
+  ReplayHelpers helping(jobs, program, lease.helpers());  // ended before the lease is given back
+  record.helpers_started = helping.started();
+  if (!helpers_only() || !helping.started()) {
+    while (std::optional<size_t> job = helping.claim()) {
+      check_interrupts();  // (ReplayHelpers' destructor ends the helpers)
+      try {
+        run(bound, *configs[*job], args, target, /*timed=*/true);
+      } catch (const std::exception&) {
+        // tuning runs it again and records the failure
+      }
+      after_each();
     }
-    after_each();
   }
-  return helping.wait([] { check_interrupts(); });
+  record.compiled_by_helpers = helping.wait([] { check_interrupts(); });
+  record.helpers_failed = helping.failed();
 }
 
 }  // namespace nt

@@ -14,7 +14,6 @@
 #include "ir/builder.h"
 #include "ir/verifier.h"
 #include "lower/inline_lets.h"
-#include "runtime/launch_replay.h"
 #include "runtime/program.h"
 #include "support/errors.h"
 #include "symbolic/printer.h"
@@ -26,25 +25,6 @@ namespace {
 
 // See small_launch_limit().
 constexpr int64_t kDefaultSmallLaunchLimit = 1 << 16;
-
-// Does the tensor hold each element of its span exactly once (no gaps, no
-// overlaps)?
-bool fills_its_span(const TensorArg& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
-  const auto& shape = t.memory_shape();
-  const auto& strides = t.memory_strides();
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) return true;  // no elements, an empty span
-    if (shape[d] > 1) dims.emplace_back(strides[d] < 0 ? -strides[d] : strides[d], shape[d]);
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
-}
 
 // codegen::aligned_rows_macro()'s promise: the first element 16-byte aligned, the last stride 1, the
 // others multiples of 16 bytes (jagged tensors and empty ones not taken).
@@ -469,80 +449,13 @@ std::shared_ptr<Device> CompiledKernel::target_device(const Prepared& prepared) 
   return small ? prepared.device->small() : prepared.device;
 }
 
-template <typename Sink>
-void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
-                                   const std::vector<LaunchArg>& args) const {
-  const auto& params = plan_.params;
-  for (size_t k = 0; k < plan_.source.args.size(); ++k) {
-    const codegen::KernelArg& a = plan_.source.args[k];
-    cl_uint index = static_cast<cl_uint>(k);
-    const PlanParam& p = params[a.param];
-    switch (a.kind) {
-      case codegen::KernelArg::Kind::Buffer: {
-        const auto& t = std::get<TensorArg>(args[a.param]);
-        if (t.meta) {  // never read nor written (bind): OpenCL's one-byte stand-in for no memory
-          launcher.set_buffer(index, nullptr, 0, false, false, p.name, nullptr);
-          launcher.template set_scalar<cl_long>(index + 1, 0);
-          launcher.template set_scalar<cl_long>(index + 2, 0);
-          break;
-        }
-        Span span = span_of(t);
-        int64_t item = dtype_bytes(p.dtype);
-        char* base = static_cast<char*>(t.data) + span.lo * item;
-        // On a discrete device, a tensor the kernel overwrites whole is not
-        // copied in; one whose elements do not fill their span is copied back
-        // element by element, never over what lies between them.
-        // A parameter with programs of its own (more than the grid's) has blocks no program stores.
-        const bool needed = p.read || (p.written && (!p.overwritten || prepared.own_programs.count(a.param)));
-        ElementLayout layout;
-        const bool scattered = p.written && !fills_its_span(t);
-        if (scattered) layout = {static_cast<size_t>(item), t.memory_shape(), t.memory_strides(), -span.lo};
-        launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
-                            p.name, scattered ? &layout : nullptr);
-        cl_long offset = -span.lo;
-        launcher.template set_scalar<cl_long>(index + 1, offset);
-        cl_long extent = span.elements();
-        launcher.template set_scalar<cl_long>(index + 2, extent);
-        break;
-      }
-      case codegen::KernelArg::Kind::SequenceOffsets: {
-        const SequencesArg& q = *std::get<TensorArg>(args[a.param]).sequences;
-        launcher.set_buffer(index, const_cast<void*>(q.offsets),
-                            static_cast<size_t>(q.count + 1) * sizeof(int64_t), true, false,
-                            p.name + "'s offsets", nullptr);
-        break;
-      }
-      case codegen::KernelArg::Kind::Offset:
-      case codegen::KernelArg::Kind::Extent:
-        break;  // set with its buffer
-      case codegen::KernelArg::Kind::Size:
-      case codegen::KernelArg::Kind::Stride:
-        launcher.template set_scalar<cl_long>(index, prepared.size_values[k]);
-        break;
-      case codegen::KernelArg::Kind::Scalar: {
-        with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
-                          [&](auto v) { launcher.template set_scalar<decltype(v)>(index, v); });
-        break;
-      }
-    }
-  }
-  for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
-    launcher.template set_scalar<cl_long>(static_cast<cl_uint>(plan_.source.args.size() + j),
-                                          prepared.meta_args[j]);
-}
-
-template void CompiledKernel::set_arguments(KernelLauncher&, const Prepared&,
-                                            const std::vector<LaunchArg>&) const;
-template void CompiledKernel::set_arguments(LaunchRecorder&, const Prepared&,
-                                            const std::vector<LaunchArg>&) const;
-
 double CompiledKernel::execute(const Prepared& prepared, const std::vector<LaunchArg>& args,
                                bool keep_binary) {
   if (prepared.num_programs == 0) return 0.0;
   const std::string& joined = prepared.options;
-  const size_t num_programs = prepared.num_programs;
-  std::shared_ptr<Device> device = target_device(prepared);
-  const bool small = device != prepared.device;
+  const LaunchGeometry geometry = launch_geometry(prepared);
+  const std::shared_ptr<Device>& device = geometry.device;
+  const bool small = geometry.small;
   if (small) ++g_small_launches;
 
   // A launcher of this launch's own: launches from several threads never
@@ -566,7 +479,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     }
   }
   if (!owned) {
-    const codegen::KernelSource& source = opencl_source(prepared.own_programs);
+    const codegen::KernelSource& source = *geometry.source;
     if (!program) program = ProgramCache::instance().get(*device, source.source, joined, keep_binary);
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
@@ -574,8 +487,7 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
   set_arguments(launcher, prepared, args);
   double seconds = 0.0;
   try {
-    seconds = launcher.launch(lower::ProgramLayout::global_size(num_programs, prepared.work_items),
-                              lower::ProgramLayout::local_size(prepared.work_items));
+    seconds = launcher.launch(geometry.global_size, geometry.local_size);
   } catch (const ClError& error) {
     // A GPU's driver reserves a program's private memory for every thread it may run at once.
     const bool no_room = error.code == CL_OUT_OF_HOST_MEMORY || error.code == CL_OUT_OF_RESOURCES;

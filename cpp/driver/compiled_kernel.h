@@ -140,8 +140,9 @@ struct TuningRecord {
   // The candidates were timed on one build that takes the block sizes as arguments (a CPU's
   // element-wise kernel: KernelSource::runtime_meta), not each on its own.
   bool one_build = false;
-  // Candidates compiled ahead by helper processes (driver/compile_ahead.cpp).
-  size_t compiled_by_helpers = 0;
+  // Candidates compiled ahead by helper processes (driver/compile_ahead.cpp); the helpers started,
+  // and those asked for that did not start or ended other than with status 0.
+  size_t compiled_by_helpers = 0, helpers_started = 0, helpers_failed = 0;
 };
 
 // The entry of a tuned configuration that gives num_warps (work-items of a program on a work-group:
@@ -312,10 +313,11 @@ class CompiledKernel {
   // Before tuning times `space` on a PoCL CPU device: each candidate built and launched once on
   // `args` (tuning's scratch outputs), by this process and helper processes at once, so that PoCL's
   // kernel cache holds them all (driver/compile_ahead.cpp). `after_each`: called after each
-  // candidate this process compiled. Returns the number the helpers compiled (0: none started).
-  size_t compile_ahead(const Bound& bound, const std::vector<tune::Config>& space,
-                       const std::vector<LaunchArg>& args, const LaunchTarget& target,
-                       const std::function<void()>& after_each);
+  // candidate this process compiled. What the helpers did goes to `record` (compiled_by_helpers,
+  // helpers_started, helpers_failed).
+  void compile_ahead(const Bound& bound, const std::vector<tune::Config>& space,
+                     const std::vector<LaunchArg>& args, const LaunchTarget& target, TuningRecord& record,
+                     const std::function<void()>& after_each);
   // `keep_binary`: the program's binary goes to the disk cache (not for tuning's runs: ProgramCache).
   double execute(const Prepared& prepared, const std::vector<LaunchArg>& args, bool keep_binary = true);
   // execute() on a CUDA device's stream; `timed`: wait for the kernel and return its device
@@ -343,6 +345,14 @@ class CompiledKernel {
   }
   // The prepared launch's device, or its single-threaded companion for a small launch.
   static std::shared_ptr<Device> target_device(const Prepared& prepared);
+  // Where and how an OpenCL launch runs (execute(), and the launches compile_ahead() records).
+  struct LaunchGeometry {
+    std::shared_ptr<Device> device;  // target_device()
+    bool small = false;              // the device's small companion
+    const codegen::KernelSource* source = nullptr;
+    size_t global_size = 0, local_size = 1;
+  };
+  LaunchGeometry launch_geometry(const Prepared& prepared) const;
   // The OpenCL program of a prepared launch on target_device(), built where ProgramCache has none;
   // `keep`: its binary goes to the disk cache.
   ClProgram opencl_program(const Prepared& prepared, bool keep) const;

@@ -22,6 +22,7 @@
 #include "support/interrupts.h"
 #include "symbolic/substitute.h"
 #include "tune/config_space.h"
+#include "tune/helper_gate.h"
 #include "tune/neighbour_search.h"
 #include "tune/parallel_builds.h"
 
@@ -447,10 +448,13 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     progress.built(builds.size());
   };
   // On PoCL, helper processes compile candidates at the same time (driver/compile_ahead.cpp).
-  const size_t compiled_by_helpers =
-      one_build ? 0
-                : compile_ahead(bound, space, scratch_args, target, [&] { progress.ahead(space.size()); });
+  TuningRecord record{key, {}, {}, false, one_build};
+  if (!one_build)
+    compile_ahead(bound, space, scratch_args, target, record, [&] { progress.ahead(space.size()); });
   build_all(space);
+  // Nothing is timed while helper processes run, this thread's or another's (tune/helper_gate.h);
+  // none start until this tuning ends.
+  const tune::HelperGate::Timing timing = tune::HelperGate::process().timing([] { check_interrupts(); });
   // A candidate's time: on a CPU the wall time of its launch (launch costs included); elsewhere
   // the kernel's own time on the device, when the device reports it (host transfers, the same
   // for every candidate and far longer on a discrete GPU, would drown the differences).
@@ -460,7 +464,6 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     double wall = seconds_of([&] { on_device = run(bound, config, scratch_args, target, true, one_build); });
     return device_time && on_device > 0.0 ? on_device : wall;
   };
-  TuningRecord record{key, {}, {}, false, one_build, compiled_by_helpers};
   double best = std::numeric_limits<double>::infinity();
   SymbolValues chosen = space.front();
   auto time_all = [&](const std::vector<tune::Config>& configs) {

@@ -14,14 +14,30 @@ size_t parallel_builds(bool nvrtc, unsigned cores, std::optional<uint64_t> avail
   return n;
 }
 
-size_t tuning_helpers(unsigned cores, size_t candidates, std::optional<uint64_t> available_bytes,
-                      std::optional<size_t> asked) {
-  if (candidates < kHelpedCandidates) return 0;
-  size_t n = asked ? *asked : (cores > 1 ? cores - 1 : 0);
-  n = std::min(n, candidates - 1);
-  if (available_bytes) n = std::min<uint64_t>(n, *available_bytes / kHelperBytes);
-  return n;
+size_t helper_budget(unsigned cores, std::optional<size_t> asked) {
+  return asked ? *asked : (cores > 1 ? cores - 1 : 0);
 }
+
+size_t tuning_helpers(size_t budget, size_t candidates) {
+  return candidates < kHelpedCandidates ? 0 : std::min(budget, candidates - 1);
+}
+
+size_t helpers_for_memory(size_t wanted, std::optional<uint64_t> available_bytes, uint64_t buffer_bytes) {
+  if (!available_bytes || *available_bytes / 2 < buffer_bytes) return 0;
+  return std::min<uint64_t>(wanted, (*available_bytes / 2 - buffer_bytes) / (kHelperBytes + buffer_bytes));
+}
+
+namespace {
+
+// A cgroup v2 file's one number ("max": none).
+std::optional<uint64_t> cgroup_number(const std::string& path) {
+  std::ifstream file(path);
+  uint64_t value = 0;
+  if (file >> value) return value;
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<uint64_t> available_memory() {
   std::ifstream meminfo("/proc/meminfo");
@@ -31,8 +47,14 @@ std::optional<uint64_t> available_memory() {
     std::istringstream fields(line.substr(13));
     uint64_t kib = 0;
     std::string unit;
-    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
-    return std::nullopt;
+    if (!(fields >> kib >> unit) || unit != "kB") return std::nullopt;
+    uint64_t available = kib * 1024;
+    // The process's own cgroup's limit (where /sys/fs/cgroup is its cgroup, as in a container).
+    if (auto limit = cgroup_number("/sys/fs/cgroup/memory.max")) {
+      const uint64_t used = cgroup_number("/sys/fs/cgroup/memory.current").value_or(*limit);
+      available = std::min(available, *limit > used ? *limit - used : 0);
+    }
+    return available;
   }
   return std::nullopt;
 }

@@ -19,24 +19,27 @@ inline constexpr uint64_t kNvrtcBuildBytes = uint64_t{8} << 30;
 
 size_t parallel_builds(bool nvrtc, unsigned cores, std::optional<uint64_t> available_bytes);
 
-// The memory the system could give this process now (Linux: /proc/meminfo's MemAvailable), or
+// The memory the system could give this process now (Linux: /proc/meminfo's MemAvailable, and
+// where the process's cgroup (v2) has a limit, memory.max less memory.current if that is less), or
 // nothing where it does not say.
 std::optional<uint64_t> available_memory();
 
-}  // namespace nt::tune
-
-namespace nt::tune {
-
 // Helper processes that compile tuning's candidates beside the tuning process on PoCL, whose
-// compiler holds one lock per process (runtime/launch_replay.h, driver/compile_ahead.cpp): `asked`
-// (NINETOOTHED_TUNING_HELPERS) or one per core but the tuning process's own; none for fewer than
-// kHelpedCandidates candidates (a helper's start, PoCL loading its kernel library, costs about what
-// a candidate does), never more than the candidates the tuning process leaves them, nor more than
-// the available memory holds at kHelperBytes a helper.
+// compiler holds one lock per process (runtime/launch_replay.h, driver/compile_ahead.cpp).
+//
+// helper_budget(): the helpers this process runs at once, over all its threads (tune/helper_gate.h):
+// `asked` (NINETOOTHED_TUNING_HELPERS) or one per core but the tuning process's own.
+// tuning_helpers(): those one tuning wants: the budget, but none for fewer than kHelpedCandidates
+// candidates (a helper's start, PoCL loading its kernel library, costs about what a candidate
+// does), and never more than the candidates the tuning process leaves them.
+// helpers_for_memory(): no more than `wanted` helpers such that each helper's kHelperBytes and its
+// copy of the buffers (`buffer_bytes`), plus the shared file's copy, take at most half the
+// available memory; none where that is unknown.
 inline constexpr size_t kHelpedCandidates = 4;
 inline constexpr uint64_t kHelperBytes = uint64_t{1} << 30;
 
-size_t tuning_helpers(unsigned cores, size_t candidates, std::optional<uint64_t> available_bytes,
-                      std::optional<size_t> asked = std::nullopt);
+size_t helper_budget(unsigned cores, std::optional<size_t> asked);
+size_t tuning_helpers(size_t budget, size_t candidates);
+size_t helpers_for_memory(size_t wanted, std::optional<uint64_t> available_bytes, uint64_t buffer_bytes);
 
 }  // namespace nt::tune

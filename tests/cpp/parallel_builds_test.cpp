@@ -39,27 +39,33 @@ namespace nt::tune {
 namespace {
 
 // Helper processes (tune/parallel_builds.h): a core each but the tuning process's, none for few
-// candidates, never more than the candidates left to them nor than the memory holds.
-TEST(TuningHelpers, OneACoreButTheTuningProcesssOwn) {
-  const uint64_t plenty = uint64_t{64} << 30;
-  EXPECT_EQ(tuning_helpers(2, 42, plenty), 1u);
-  EXPECT_EQ(tuning_helpers(16, 42, plenty), 15u);
-  EXPECT_EQ(tuning_helpers(1, 42, plenty), 0u);
-  EXPECT_EQ(tuning_helpers(0, 42, std::nullopt), 0u);  // hardware_concurrency() may say 0
+// candidates, never more than the candidates left to them nor than half the memory holds.
+TEST(TuningHelpers, OneACoreButTheTuningProcesssOwnOrAsManyAsAsked) {
+  EXPECT_EQ(helper_budget(2, std::nullopt), 1u);
+  EXPECT_EQ(helper_budget(16, std::nullopt), 15u);
+  EXPECT_EQ(helper_budget(1, std::nullopt), 0u);
+  EXPECT_EQ(helper_budget(0, std::nullopt), 0u);  // hardware_concurrency() may say 0
+  EXPECT_EQ(helper_budget(2, 3), 3u);
+  EXPECT_EQ(helper_budget(16, 0), 0u);
 }
 
 TEST(TuningHelpers, NoneForFewCandidatesNorMoreThanTheyLeave) {
-  const uint64_t plenty = uint64_t{64} << 30;
-  EXPECT_EQ(tuning_helpers(16, kHelpedCandidates - 1, plenty), 0u);
-  EXPECT_EQ(tuning_helpers(16, kHelpedCandidates, plenty), kHelpedCandidates - 1);
-  EXPECT_EQ(tuning_helpers(16, 2, plenty, 8), 0u);  // asked for, still too few
+  EXPECT_EQ(tuning_helpers(15, 42), 15u);
+  EXPECT_EQ(tuning_helpers(15, kHelpedCandidates - 1), 0u);
+  EXPECT_EQ(tuning_helpers(15, kHelpedCandidates), kHelpedCandidates - 1);
+  EXPECT_EQ(tuning_helpers(0, 42), 0u);
 }
 
-TEST(TuningHelpers, AskedForAndBoundedByMemory) {
-  EXPECT_EQ(tuning_helpers(2, 42, uint64_t{64} << 30, 0), 0u);
-  EXPECT_EQ(tuning_helpers(2, 42, uint64_t{64} << 30, 3), 3u);
-  EXPECT_EQ(tuning_helpers(16, 42, kHelperBytes * 5 / 2), 2u);
-  EXPECT_EQ(tuning_helpers(16, 42, kHelperBytes / 2), 0u);
+TEST(TuningHelpers, EachHelperAndTheSharedCopyWithinHalfTheMemory) {
+  const uint64_t buffers = uint64_t{100} << 20;
+  // n x (kHelperBytes + buffers) + buffers <= available / 2
+  const uint64_t for_two = 2 * (2 * (kHelperBytes + buffers) + buffers);
+  EXPECT_EQ(helpers_for_memory(8, for_two, buffers), 2u);
+  EXPECT_EQ(helpers_for_memory(8, for_two - 2, buffers), 1u);
+  EXPECT_EQ(helpers_for_memory(1, for_two, buffers), 1u);  // no more than wanted
+  EXPECT_EQ(helpers_for_memory(8, 2 * buffers, buffers), 0u);
+  EXPECT_EQ(helpers_for_memory(8, buffers, buffers), 0u);  // not even the shared copy
+  EXPECT_EQ(helpers_for_memory(8, std::nullopt, 0), 0u);   // unknown: none
 }
 
 }  // namespace
