@@ -14,6 +14,9 @@ if str(PYTHON_DIR) not in sys.path:
 # float's precision on every device. (Users get Triton's default, TF32 where the device has tensor
 # cores; tests/python/test_cuda_tensor_cores.py checks that default and TF32 themselves.)
 os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+# Tuning on PoCL starts no helper processes (cpp/driver/compile_ahead.cpp) unless a test asks for them
+# (tests/python/test_tuning_helpers.py): the suite's processes already take the machine's cores.
+os.environ.setdefault("NINETOOTHED_TUNING_HELPERS", "0")
 
 
 def _sigaction(signum, new=None):

@@ -1,6 +1,7 @@
 """Tuning's helper processes on PoCL (cpp/runtime/launch_replay.h, cpp/driver/compile_ahead.cpp):
 they compile candidates into PoCL's kernel cache beside the tuning process, which then finds them
-there. Each case runs the kernels of test_tuning.py in fresh processes with caches of its own."""
+there. Each case runs the kernels of test_tuning.py in fresh processes with caches of its own, and
+sets NINETOOTHED_TUNING_HELPERS itself (conftest.py turns helpers off for the rest of the suite)."""
 
 import json
 
@@ -25,25 +26,29 @@ def compiled(pocl_cache):
     )
 
 
-def by_helpers(result):
-    return {name: report[0]["compiled_by_helpers"] for name, report in result["reports"].items()}
+def by_helpers(result, field="compiled_by_helpers"):
+    return {name: report[0][field] for name, report in result["reports"].items()}
 
 
 def test_helpers_compile_exactly_what_tuning_runs(tmp_path):
-    """With a helper, the matmul's candidates are compiled partly by it, results are exact (the sum
-    is an atomic one: nothing ran on the caller's tensors but the chosen launch), the fastest
-    candidate is chosen, and PoCL's cache holds the very files that tuning alone compiles: the
-    helper replayed the tuning process's launches (source, options, work-group sizes), nothing else."""
+    """With a helper that takes every candidate of the matmul (NINETOOTHED_TUNING_HELPERS_ONLY: the
+    tuning process claims none itself), results are exact (the sum is an atomic one: nothing ran on
+    the caller's tensors but the chosen launch), the fastest candidate is chosen, and PoCL's cache
+    holds the very files that tuning alone compiles: the helper replayed the tuning process's
+    launches (source, options, work-group sizes), nothing else."""
     alone = run(tmp_path / "ours-alone", CANDIDATES, POCL_CACHE_DIR=str(tmp_path / "pocl-alone"),
                 NINETOOTHED_TUNING_HELPERS="0")
     helped = run(tmp_path / "ours-helped", CANDIDATES, POCL_CACHE_DIR=str(tmp_path / "pocl-helped"),
-                 NINETOOTHED_TUNING_HELPERS="1")
+                 NINETOOTHED_TUNING_HELPERS="1", NINETOOTHED_TUNING_HELPERS_ONLY="1")
     assert_correct(alone)
     assert_correct(helped)
     assert set(by_helpers(alone).values()) == {0}
+    assert set(by_helpers(alone, "helpers_started").values()) == {0}
     helpers = by_helpers(helped)
     assert helpers["add"] == 0  # one build for all its candidates: nothing to share out
-    assert 0 < helpers["matmul"] < len(helped["reports"]["matmul"][0]["candidates"])
+    assert helpers["matmul"] == len(helped["reports"]["matmul"][0]["candidates"])
+    assert by_helpers(helped, "helpers_started")["matmul"] == 1
+    assert by_helpers(helped, "helpers_failed")["matmul"] == 0
     for name, report in helped["reports"].items():
         (record,) = report
         times = {json.dumps(config, sort_keys=True): seconds for config, seconds in record["candidates"]}
@@ -61,6 +66,7 @@ def test_tuning_does_everything_itself_where_helpers_fail(tmp_path, helper):
                  NINETOOTHED_TUNING_HELPERS="1", NINETOOTHED_TUNING_HELPER=helper)
     assert_correct(result)
     assert set(by_helpers(result).values()) == {0}
+    assert by_helpers(result, "helpers_failed")["matmul"] == 1  # did not start, or ended with status 1
     assert len(result["reports"]["matmul"][0]["candidates"]) == int(CANDIDATES)
     assert all(seconds != float("inf") for _, seconds in result["reports"]["matmul"][0]["candidates"])
 
