@@ -8,8 +8,9 @@
 //
 // A block loaded whole from a tensor, where the block is in bounds, its rows are contiguous in
 // memory and start 16 bytes apart from a 16-byte-aligned element, is copied 16 bytes (8 16-bit
-// elements, 4 floats) a thread at a time by cp.async, with no trip through registers.
-// Everything else (partial blocks, strided rows, computed operands) is converted element by
+// elements, 4 floats) a thread at a time by cp.async, with no trip through registers; so is a
+// partial one whose conditions test its rows alone, its masked chunks zeros (stage_block()).
+// Everything else (other partial blocks, strided rows, computed operands) is converted element by
 // element, rounded to nearest even. The copies are identical in value: a loaded float16 held as
 // float converts back to its own bits.
 #include <algorithm>
@@ -225,17 +226,18 @@ void Emitter::stage_block(const Value& load, const lower::TensorAccess& a, const
   // partial block is copied as a whole one, its chunks past the tensor filled with zeros (cp.async's
   // source size 0), as Triton copies masked loads: one path for every block. Elsewhere only whole
   // blocks are, and partial ones element by element: beside that path, such copies (never run in
-  // flash attention whose blocks divide the sequence) cost its whole blocks 5-22% of their time
+  // flash attention whose blocks divide the sequence) cost its whole blocks 3-25% of their time
   // on an H200 (docs/performance.md).
   const bool masked =
       !rows_test.empty() && masked_rows_copy(k_.params[load->param], a, index_variable("nt_si", shape[0]),
                                              index_variable("nt_sj", shape[1]));
   std::string test = rows_test;
-  for (const Expr& t : a.block_test) {
-    const std::string corner = c(t);
-    if (masked) break;
-    if (corner == "0") test.clear();
-    if (!test.empty() && corner != "1") test = "(" + corner + ") && " + test;
+  if (!masked) {  // whole blocks only: their corners in bounds
+    for (const Expr& t : a.block_test) {
+      const std::string corner = c(t);
+      if (corner == "0") test.clear();
+      if (!test.empty() && corner != "1") test = "(" + corner + ") && " + test;
+    }
   }
   if (!test.empty()) {
     line_("#ifdef NT_MMA_SYNC");
