@@ -59,12 +59,10 @@ class TuningProgress {
   }
   void ahead(size_t total) {  // one more candidate compiled ahead here (compile_ahead())
     ++ahead_;
-    const Clock::time_point now = Clock::now();
-    if (std::chrono::duration<double>(now - said_).count() < every_) return;
-    said_ = now;
-    std::fprintf(stderr,
-                 "[ninetoothed] tuning %s: compiling %zu candidates ahead with helpers, %zu here, %.0f s\n",
-                 kernel_.c_str(), total, ahead_, std::chrono::duration<double>(now - start_).count());
+    if (const std::optional<double> seconds = due())
+      std::fprintf(stderr,
+                   "[ninetoothed] tuning %s: compiling %zu candidates ahead with helpers, %zu here, %.0f s\n",
+                   kernel_.c_str(), total, ahead_, *seconds);
   }
   void timed(double fastest) {
     ++timed_;
@@ -74,15 +72,20 @@ class TuningProgress {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void maybe_say() {
+  // The seconds since tuning began, where a line is due (every_ since the last), else nothing.
+  std::optional<double> due() {
     const Clock::time_point now = Clock::now();
-    if (std::chrono::duration<double>(now - said_).count() < every_) return;
+    if (std::chrono::duration<double>(now - said_).count() < every_) return std::nullopt;
     said_ = now;
+    return std::chrono::duration<double>(now - start_).count();
+  }
+  void maybe_say() {
+    const std::optional<double> seconds = due();
+    if (!seconds) return;
     std::string fastest = "none run yet";
     if (fastest_ < std::numeric_limits<double>::infinity()) fastest = std::to_string(fastest_ * 1e3) + " ms";
     std::fprintf(stderr, "[ninetoothed] tuning %s: %zu candidates built, %zu timed, %.0f s; fastest %s\n",
-                 kernel_.c_str(), built_, timed_, std::chrono::duration<double>(now - start_).count(),
-                 fastest.c_str());
+                 kernel_.c_str(), built_, timed_, *seconds, fastest.c_str());
   }
   std::string kernel_;
   const Clock::time_point start_ = Clock::now();
