@@ -433,6 +433,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   }
   prepared->work *= static_cast<int64_t>(num_programs);
   prepared->private_bytes = evaluate_int(source.private_bytes, values).value_or(kPrivateMemoryBudget);
+  prepared->workspace_bytes = evaluate_int(source.workspace_bytes, values).value_or(0);
   prepared->size_values.assign(plan_.source.args.size(), 0);
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
@@ -484,7 +485,11 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;
-  set_arguments(launcher, prepared, args);
+  // A workspace for the programs that share packed dot operands, where kernels work in host memory.
+  WorkspacePool::Lease workspace;
+  if (prepared.workspace_bytes > 0 && device->info().is_cpu)
+    workspace = WorkspacePool::instance().lease(static_cast<size_t>(prepared.workspace_bytes));
+  set_arguments(launcher, prepared, args, &workspace);
   double seconds = 0.0;
   try {
     seconds = launcher.launch(geometry.global_size, geometry.local_size);

@@ -38,6 +38,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
+#include "runtime/workspace_pool.h"
 #include "tune/config_space.h"
 
 namespace nt {
@@ -262,10 +263,11 @@ class CompiledKernel {
     std::shared_ptr<cuda::CudaDevice> cuda;  // or the CUDA device
     std::string options;                     // the build options
     size_t num_programs = 0;
-    int64_t work = 0;           // programs x block elements they access
-    int64_t private_bytes = 0;  // per program
-    size_t work_items = 1;      // per program (lower/program_layout.h)
-    size_t shared_bytes = 0;    // CUDA: the dynamic shared memory of a program
+    int64_t work = 0;             // programs x block elements they access
+    int64_t private_bytes = 0;    // per program
+    int64_t workspace_bytes = 0;  // the launch's (KernelSource::workspace_bytes)
+    size_t work_items = 1;        // per program (lower/program_layout.h)
+    size_t shared_bytes = 0;      // CUDA: the dynamic shared memory of a program
     mutable std::atomic<cuda::CUfunction> cuda_function{nullptr};  // CUDA: once found, for every launch
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
     std::set<int> own_programs;        // parameters of other outermost shapes (opencl_source())
@@ -309,7 +311,10 @@ class CompiledKernel {
   // A prepared launch's arguments, with `args`' values, to a KernelLauncher, or to a LaunchRecorder
   // (runtime/launch_replay.h: the same launch in a helper process).
   template <typename Sink>
-  void set_arguments(Sink& sink, const Prepared& prepared, const std::vector<LaunchArg>& args) const;
+  // `workspace`: the launch's (KernelSource::workspace_bytes), or none: the kernel's programs then
+  // pack their own dot operands (epoch 0).
+  void set_arguments(Sink& sink, const Prepared& prepared, const std::vector<LaunchArg>& args,
+                     const WorkspacePool::Lease* workspace = nullptr) const;
   // Before tuning times `space` on a PoCL CPU device: each candidate built and launched once on
   // `args` (tuning's scratch outputs), by this process and helper processes at once, so that PoCL's
   // kernel cache holds them all (driver/compile_ahead.cpp). `after_each`: called after each

@@ -391,9 +391,12 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
   std::vector<void*> pointers(source.args.size());
   for (size_t k = 0; k < source.args.size(); ++k) {
     const codegen::KernelArg& a = source.args[k];
-    const PlanParam& p = params[a.param];
     void* slot = &values[k];
     pointers[k] = slot;
+    // CUDA C has no work-item form, whose dots alone share packed operands: never a workspace.
+    if (a.kind == codegen::KernelArg::Kind::Workspace || a.kind == codegen::KernelArg::Kind::WorkspaceEpoch)
+      continue;  // null, 0
+    const PlanParam& p = params[a.param];
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
         const auto& t = std::get<TensorArg>(args[a.param]);
@@ -422,6 +425,9 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
                           [&](auto v) { std::memcpy(slot, &v, sizeof v); });
         break;
       }
+      case codegen::KernelArg::Kind::Workspace:
+      case codegen::KernelArg::Kind::WorkspaceEpoch:
+        break;  // above
     }
   }
   const cuda::DriverApi& api = cuda::driver();

@@ -42,11 +42,25 @@ CompiledKernel::LaunchGeometry CompiledKernel::launch_geometry(const Prepared& p
 
 template <typename Sink>
 void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
-                                   const std::vector<LaunchArg>& args) const {
+                                   const std::vector<LaunchArg>& args,
+                                   const WorkspacePool::Lease* workspace) const {
   const auto& params = plan_.params;
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
     cl_uint index = static_cast<cl_uint>(k);
+    const bool has_workspace = workspace && workspace->data();
+    if (a.kind == codegen::KernelArg::Kind::Workspace) {
+      if (has_workspace)
+        launcher.set_buffer(index, workspace->data(), workspace->bytes(), true, true, "the workspace",
+                            nullptr);
+      else
+        launcher.set_buffer(index, nullptr, 0, false, false, "the workspace", nullptr);
+      continue;
+    }
+    if (a.kind == codegen::KernelArg::Kind::WorkspaceEpoch) {
+      launcher.template set_scalar<cl_long>(index, has_workspace ? workspace->epoch() : 0);
+      continue;
+    }
     const PlanParam& p = params[a.param];
     switch (a.kind) {
       case codegen::KernelArg::Kind::Buffer: {
@@ -95,6 +109,9 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
                           [&](auto v) { launcher.template set_scalar<decltype(v)>(index, v); });
         break;
       }
+      case codegen::KernelArg::Kind::Workspace:
+      case codegen::KernelArg::Kind::WorkspaceEpoch:
+        break;  // above
     }
   }
   for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
@@ -102,9 +119,9 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
                                           prepared.meta_args[j]);
 }
 
-template void CompiledKernel::set_arguments(KernelLauncher&, const Prepared&,
-                                            const std::vector<LaunchArg>&) const;
-template void CompiledKernel::set_arguments(LaunchRecorder&, const Prepared&,
-                                            const std::vector<LaunchArg>&) const;
+template void CompiledKernel::set_arguments(KernelLauncher&, const Prepared&, const std::vector<LaunchArg>&,
+                                            const WorkspacePool::Lease*) const;
+template void CompiledKernel::set_arguments(LaunchRecorder&, const Prepared&, const std::vector<LaunchArg>&,
+                                            const WorkspacePool::Lease*) const;
 
 }  // namespace nt

@@ -5,6 +5,7 @@
 
 #include "codegen/c/block_ops.h"
 #include "codegen/c/math_calls.h"
+#include "codegen/c/shared_packs.h"
 
 namespace nt::codegen {
 
@@ -186,6 +187,7 @@ std::string float8_encode(DType d, const std::string& value) {
 std::string preambles(const Dialect& dialect, const std::string& kernels) {
   std::string text = std::string(kPreamble) + kMathPreamble + kAtomicPreamble;
   if (kernels.find("_f8e") != std::string::npos) text += kFloat8Helpers;  // nt_..._f8e5m2, nt_..._f8e4m3
+  if (kernels.find("nt_claim_slot") != std::string::npos) text += kSharedPackHelpers;  // shared_packs.h
   return std::string(dialect.header) + respell(text, dialect);
 }
 

@@ -25,8 +25,9 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   std::string rp = ctx.fresh_name("nt_ar");  // a's rows: nt_ar<n>_<row>
   for (int r = 0; r < rows; ++r) {
     std::string row = r ? "(" + i + " + " + std::to_string(r) + ")" : i;
-    ctx.emit_line(std::string(ctx.dialect().private_pointer) + "const " + d.type + "* " + rp + "_" +
-                  std::to_string(r) + " = " + d.a + " + " + row + (d.a_k_major ? "" : " * " + d.K) + ";");
+    ctx.emit_line((d.a_space.empty() ? std::string(ctx.dialect().private_pointer) : d.a_space + " ") +
+                  "const " + d.type + "* " + rp + "_" + std::to_string(r) + " = " + d.a + " + " + row +
+                  (d.a_k_major ? "" : " * " + d.K) + ";");
     for (int v = 0; v < columns; ++v) {
       std::string init =
           d.accumulate ? load(d.result, row + " * " + d.N + " + " + column(v)) : "(" + vt + ")(0)";

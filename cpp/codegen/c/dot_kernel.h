@@ -25,11 +25,12 @@
 namespace nt::codegen {
 
 struct DotArrays {
-  std::string a, b, result;  // private arrays: a[M][K], b[K][N], result[M][N]
+  std::string a, b, result;  // arrays (private but for a_space's): a[M][K], b[K][N], result[M][N]
   std::string M, K, N;       // C expressions of the sizes (compile-time constants)
   std::string type;          // the C compute type of all three (float, double, int, long, ...)
   bool accumulate = false;   // result += a @ b (else result = a @ b)
   bool a_k_major = false;    // `a` is stored a[K][M] (column-major) instead
+  std::string a_space;       // `a`'s address space where it is no private array (shared_packs.h)
 };
 
 // The micro-tile for vectors of `vector_bytes` bytes (the register width): 64 (AVX-512:

@@ -135,6 +135,13 @@ KernelSource Emitter::run() {
           << " must be equal\"\n#endif\n";
   }
   emit_list(k_.body);
+  if (workspace_params_) {  // as_shared_array()'s, after every parameter's
+    params.push_back(std::string(d_.global_pointer) + "int* nt_ws");
+    out.args.push_back({KernelArg::Kind::Workspace, -1, -1, ""});
+    params.push_back(kIndexType + " nt_ws_epoch");
+    out.args.push_back({KernelArg::Kind::WorkspaceEpoch, -1, -1, ""});
+    out.workspace_bytes = workspace_.bytes();
+  }
 
   std::ostringstream src;
   if (distribute_ || group_)

@@ -16,7 +16,7 @@
 //   emitter_prefetch.cpp     which loops go in strips of 16 (strips.h), what each prefetches of the
 //                            next program's blocks, and where a streamed store's elements go
 //   emitter_values.cpp       tensor accesses and the C of a value's element
-//   emitter_materialize.cpp  reductions, dots and operands held in memory
+//   emitter_materialize.cpp  reductions, dots and operands held in memory (shared: shared_packs.h)
 //   emitter_statements.cpp   Lets, locals, stores, scatters, loops, ifs
 //   emitter_work_group.cpp   tile layouts, shared values, work-group reductions
 //   emitter_row_slices.cpp   row vectors held in the rows of their blocks' layout (slice layouts)
@@ -28,8 +28,7 @@
 //   emitter_wgmma.cpp        which k loops' accumulations go on Hopper's warpgroup MMAs (sm_90a)
 // Components with interfaces of their own: index_tables.h (IndexTables), mma_steps.h,
 // write_wgmma_steps(), reduction_c.h, transposed_tiles.h, row_runs.h and strips.h (over
-// code_writer.h's CodeWriter),
-// block_ops.h (over EmitContext).
+// code_writer.h's CodeWriter), block_ops.h (over EmitContext), shared_packs.h.
 #pragma once
 
 #include <array>
@@ -49,6 +48,7 @@
 #include "codegen/c/math_calls.h"
 #include "codegen/c/mma_operands.h"
 #include "codegen/c/reduction_c.h"
+#include "codegen/c/shared_packs.h"
 #include "codegen/dialect.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -102,6 +102,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // which the kernel reads elsewhere too (another element, another shape, a reduction, a block operation):
   // the source is wrong until they are emitted again as shared.
   const std::set<std::string>& misaligned() const;
+  // Declare the workspace parameters (the work-item form's source has them) though none is used.
+  void declare_workspace() { workspace_params_ = true; }
 
  private:
   // --- output -------------------------------------------------------------
@@ -153,12 +155,9 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // and whether any value is 64-bit.
   bool unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
                   std::set<std::string>& macros, bool& wide);
-  // Before the innermost loop of an unmasked nest whose loads and store step through memory
-  // by one element (when the unit-stride macros say so): a hint to vectorise it 512 bits
-  // wide. PoCL's vectoriser prefers 256-bit vectors on AVX-512 CPUs; the kernel's
-  // min_vector_width(512) (see run()) makes the wider ones legal, and on this project's CPUs
-  // they do twice the work per instruction. Loops that do not qualify keep the vectoriser's
-  // own choice.
+  // Before the innermost loop of an unmasked nest whose loads and store step through memory by
+  // one element (where the unit-stride macros say so): a hint to vectorise it 512 bits wide (PoCL
+  // prefers 256 on AVX-512 CPUs; min_vector_width(512) in run() makes 512 legal).
   void vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
                    const std::vector<Expr>& index, const std::string& inner);
   // The preprocessor test under which vector_hint() hints (nullopt: it does not); `wide`:
@@ -171,14 +170,9 @@ class Emitter : public EmitContext, private IndexTables::Host {
 
   // --- the next program's blocks (Mode::WorkItem; emitter_prefetch.cpp) -------------------
   //
-  // A pass over a block that an earlier pass of the program has read works from the cache
-  // (softmax's exp pass, a norm's scaling pass), and the memory is idle meanwhile. Where the
-  // nest opts in (nest()'s `prefetch`: a materialisation, a store, a reduction's lanes) and
-  // its innermost loop is unit-stride and hinted 16 lanes wide, the loop is strip-mined by
-  // 16 elements and each strip first asks for the same 16 elements (a 64-byte line of
-  // float32) of the next program's block (ProgramLayout::next_program()): a non-temporal
-  // read prefetch, a hint that cannot fault. A burst of prefetches before the pass measured
-  // slower (it evicts what the pass reads); see docs/performance.md.
+  // Where a nest opts in (nest()'s `prefetch`) and its innermost loop is unit-stride and hinted
+  // 16 lanes wide, each strip of 16 elements first asks for the same elements of the next
+  // program's block (ProgramLayout::next_program()); the file's header says why.
   //
   // The loads of `trees` (outside materialised nodes) of parameters in `read_before`, read at
   // their tree's own element (not through a broadcast), the first of each parameter.
@@ -429,8 +423,12 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Computes the reductions and dots a tree needs (innermost first) into
   // private temporaries, so the tree's own nest can read them.
   void materialize_parts(const Value& v);
-  // A block as a private array (itself if it already is one of `dtype`).
+  // A block as a private array (itself if it already is one of `dtype`), filled by pack_into().
   std::string as_array(const Value& v, DType dtype, const std::string& what);
+  void pack_into(const Value& v, DType dtype, const std::string& name);
+  // Mode::WorkItem: as_array() of a dot operand, packed once per launch for the programs that
+  // read the same block where the device gives a workspace (shared_packs.h).
+  std::string as_shared_array(const Value& v, DType dtype, const std::string& what, bool& shared);
   // Mode::WorkItem: `v`, a float32 or float16 block read with unit stride down its columns
   // (a transposed operand: `x.t()`, a linear layer's weight, `trans(k)` of a row-major block),
   // packed row-major into the private array `name` by 16 x 16 register transposes where its
@@ -570,6 +568,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);
+  Workspace workspace_;            // as_shared_array()'s regions
+  bool workspace_params_ = false;  // declare_workspace()
   std::vector<std::string> launch_macros_;  // 0 unless a launch defines them (unit strides, aligned rows)
   std::map<const ValueNode*, std::string> materialized_;
   std::map<const ValueNode*, lower::TensorAccess> accesses_;

@@ -60,15 +60,63 @@ std::string Emitter::as_array(const Value& v, DType dtype, const std::string& wh
   if (std::string found = held_array(v, dtype); !found.empty()) return found;
   std::string name = fresh("nt_op");
   new_array(name, v->type.shape, dtype, what);
+  pack_into(v, dtype, name);
+  return name;
+}
+
+void Emitter::pack_into(const Value& v, DType dtype, const std::string& name) {
   auto copy = [&](const std::vector<Expr>& i) {
     line_(name + "[" + c(flat_index(v->type.shape, i)) + "] = (" + compute_type(dtype) + ")(" + elem(v, i) +
           ");");
   };
-  if (pack_transposed(v, dtype, name, copy)) return name;
+  if (pack_transposed(v, dtype, name, copy)) return;
   barrier();
   nest(v->type.shape, {v}, nullptr, copy);
   barrier();
-  return name;
+}
+
+std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::string& what, bool& shared) {
+  shared = false;
+  if (group_ || distribute_ || !d_.work_item_form || v->kind != ValueKind::Load ||
+      !held_array(v, dtype).empty() || k_.own_programs.count(v->param))
+    return as_array(v, dtype, what);
+  std::vector<Expr> middle;
+  for (const Value& index : v->operands) middle.push_back(index_expr(index));
+  const std::optional<SharedSlot> slot = shared_slot(access_of(v), k_.params[v->param], layout_, middle);
+  if (!slot) return as_array(v, dtype, what);
+  shared = true;
+  const std::string type = compute_type(dtype), name = fresh("nt_op");
+  new_array(name, v->type.shape, dtype, what);
+  Expr elements = Expr(1);
+  for (const Expr& size : v->type.shape) elements = mul(elements, size);
+  const int64_t item = type == "double" || type == "long" || type == "ulong" ? 8
+                       : type == "short" || type == "ushort"                 ? 2
+                       : type == "char" || type == "uchar"                   ? 1
+                                                                             : 4;
+  const Workspace::Region region = workspace_.add(slot->count, mul(elements, Expr(item)));
+  const std::string at = name + "_at", mode = fresh("nt_shared"), flag = fresh("nt_flag");
+  const std::string base = "(__global char*)nt_ws + ";
+  // On a CPU the packed block is read through a global pointer: the slot, or the private array
+  // (PoCL's CPU devices address both alike) where the launch has no workspace.
+  line_("// " + at + ": " + name +
+        ", or the block packed once for the programs that read it (shared_packs.h)");
+  line_("#ifdef NT_CPU");
+  line_("volatile __global int* " + flag + " = (volatile __global int*)(" + base + "(" +
+        c(simplify(region.flags, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ");");
+  line_("const int " + mode + " = nt_claim_slot(" + flag + ", nt_ws_epoch, " +
+        c(simplify(slot->in_range, env_)) + ");");
+  line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + mode + " ? (__global " + type + "*)(" +
+        base + "(" + c(simplify(region.slots, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ") * (" +
+        c(simplify(elements, env_)) + ") : (__global " + type + "*)(ulong)" + name + ";");
+  line_("#else");
+  line_("const int " + mode + " = 0;");
+  line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + name + ";");
+  line_("#endif");
+  open("if (" + mode + " != 2)");
+  pack_into(v, dtype, at);
+  line_("if (" + mode + " == 1) nt_publish_slot(" + flag + ", nt_ws_epoch);");
+  close();
+  return at;
 }
 
 void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulate) {
@@ -82,8 +130,13 @@ void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulat
   DotArrays d;
   if (held_array(a, dt).empty()) d.a = pack_row_runs(a, dt);
   d.a_k_major = !d.a.empty();
-  if (d.a.empty()) d.a = as_array(a, dt, "a dot operand");
-  d.b = as_array(b, dt, "a dot operand");
+  // Every work-item form with a dot takes the workspace, shared or not: its variants (parameters
+  // with programs of their own) share fewer operands but take the same arguments.
+  if (!distribute_ && d_.work_item_form) workspace_params_ = true;
+  bool shared = false;
+  if (d.a.empty()) d.a = as_shared_array(a, dt, "a dot operand", shared);
+  if (shared) d.a_space = kSharedSpace;
+  d.b = as_shared_array(b, dt, "a dot operand", shared);
   d.result = result;
   d.M = c(simplify(a->type.shape[0], env_));
   d.K = c(simplify(a->type.shape[1], env_));

@@ -1,4 +1,8 @@
-// Prefetching the next program's blocks (Mode::WorkItem): see emitter.h.
+// Prefetching the next program's blocks (Mode::WorkItem). A pass over a block that an earlier
+// pass of the program read works from the cache (softmax's exp pass, a norm's scaling pass) while
+// the memory is idle: a non-temporal read prefetch of the next program's elements, a hint that
+// cannot fault, keeps it busy. A burst of prefetches before the pass measured slower (it evicts
+// what the pass reads; docs/performance.md).
 //
 // In: a nest whose body re-reads blocks of parameters an earlier nest of the program read
 // (reread_loads()), or whose body folds reductions by lane (write_array(), nest()'s `strips`),

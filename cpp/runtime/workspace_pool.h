@@ -1,0 +1,72 @@
+// Workspaces of launches whose programs pack dot operands once for all that read them
+// (codegen/c/shared_packs.h), on devices whose kernels work in host memory (CPUs).
+//
+// In: the bytes a launch's workspace needs. Out: a lease on 64-byte-aligned host memory of at
+// least that size, and an epoch (1, 2, ...) that no earlier launch on that memory used, so that
+// the flags earlier launches left there read as unclaimed. Memory is zeroed when allocated, and
+// again when its epochs would pass kMaxEpoch (a flag holds 2 epoch). A lease is one launch's
+// alone: launches at once (other threads) lease other memory. A released lease's memory waits
+// for the next launch; at most kIdle such regions are kept, the smallest let go first. An empty
+// lease (no data, epoch 0: every program packs its own blocks) where more than kMaxBytes are
+// asked for or the memory cannot be had.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace nt {
+
+class WorkspacePool {
+ public:
+  static constexpr size_t kMaxBytes = size_t{1} << 30;
+  static constexpr int64_t kMaxEpoch = (int64_t{1} << 30) - 1;
+  static constexpr size_t kIdle = 4;
+
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&& other) noexcept;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    void* data() const;
+    size_t bytes() const;
+    int64_t epoch() const;
+
+   private:
+    friend class WorkspacePool;
+    struct Region;
+    Lease(WorkspacePool* pool, std::unique_ptr<Region> region);
+    WorkspacePool* pool_ = nullptr;
+    std::unique_ptr<Region> region_;
+  };
+
+  explicit WorkspacePool(int64_t max_epoch = kMaxEpoch) : max_epoch_(max_epoch) {}
+  // The process's pool.
+  static WorkspacePool& instance();
+  Lease lease(size_t bytes);
+  // Regions waiting for a launch (for tests).
+  size_t idle() const;
+
+ private:
+  void give_back(std::unique_ptr<Lease::Region> region);
+  const int64_t max_epoch_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Lease::Region>> idle_;
+};
+
+struct WorkspacePool::Lease::Region {
+  explicit Region(size_t bytes);
+  ~Region();
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  void* data = nullptr;
+  size_t bytes = 0;
+  int64_t epoch = 0;  // the last lease's
+};
+
+}  // namespace nt
