@@ -27,6 +27,7 @@
 #include "bindings/conversions.h"
 #include "driver/compiled_kernel.h"
 #include "runtime/disk_cache.h"
+#include "runtime/workspace_pool.h"
 #include "support/errors.h"
 #include "tensor/dtype.h"
 
@@ -546,6 +547,14 @@ void bind_launch(py::module_& m) {
   m.def("set_default_max_num_configs_for_testing", &set_default_max_num_configs_for_testing, py::arg("n"),
         "Tuning times at most n candidates for kernels made without max_num_configs (0: the default). "
         "Internal: for tests.");
+  m.def(
+      "set_workspace_limit_for_testing", [](size_t bytes) { WorkspacePool::instance().set_max_bytes(bytes); },
+      py::arg("bytes"),
+      "Launches whose programs share packed dot operands get a workspace of at most this many bytes "
+      "(0: none, every program packs its own). Internal: for tests.");
+  m.def(
+      "workspace_leases", [] { return WorkspacePool::instance().leases(); },
+      "Workspaces leased to launches so far (codegen/c/shared_packs.h). Internal: for tests.");
   m.def("set_vector_bytes_for_testing", &set_vector_bytes_for_testing, py::arg("bytes"),
         "Sources are built for vector registers of this many bytes (NT_VECTOR_BYTES: 64 for AVX-512's "
         "micro-kernels, 32 for AVX2's) on every device; 0: each device's own. Set before the first "

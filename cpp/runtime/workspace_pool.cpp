@@ -48,7 +48,7 @@ WorkspacePool& WorkspacePool::instance() {
 }
 
 WorkspacePool::Lease WorkspacePool::lease(size_t bytes) {
-  if (bytes == 0 || bytes > kMaxBytes) return {};
+  if (bytes == 0 || bytes > max_bytes_.load()) return {};
   std::unique_ptr<Lease::Region> region;
   {
     std::lock_guard lock(mutex_);
@@ -73,6 +73,7 @@ WorkspacePool::Lease WorkspacePool::lease(size_t bytes) {
     region->epoch = 0;
   }
   ++region->epoch;
+  ++leases_;
   return Lease(this, std::move(region));
 }
 

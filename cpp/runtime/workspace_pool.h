@@ -7,10 +7,12 @@
 // again when its epochs would pass kMaxEpoch (a flag holds 2 epoch). A lease is one launch's
 // alone: launches at once (other threads) lease other memory. A released lease's memory waits
 // for the next launch; at most kIdle such regions are kept, the smallest let go first. An empty
-// lease (no data, epoch 0: every program packs its own blocks) where more than kMaxBytes are
-// asked for or the memory cannot be had.
+// lease (no data, epoch 0: every program packs its own blocks) where more than kMaxBytes (or
+// set_max_bytes()'s limit) are asked for or the memory cannot be had.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -49,12 +51,17 @@ class WorkspacePool {
   // The process's pool.
   static WorkspacePool& instance();
   Lease lease(size_t bytes);
-  // Regions waiting for a launch (for tests).
+  // Regions waiting for a launch, and the leases with memory given so far (for tests).
   size_t idle() const;
+  size_t leases() const { return leases_.load(); }
+  // A lower limit than kMaxBytes (for tests: 0 gives every launch an empty lease).
+  void set_max_bytes(size_t bytes) { max_bytes_.store(std::min(bytes, kMaxBytes)); }
 
  private:
   void give_back(std::unique_ptr<Lease::Region> region);
   const int64_t max_epoch_;
+  std::atomic<size_t> max_bytes_{kMaxBytes};
+  std::atomic<size_t> leases_{0};
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Lease::Region>> idle_;
 };

@@ -25,12 +25,16 @@ std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const i
     for (const Expr& v : collect_vars(m)) allowed.insert(v->name);
   for (size_t d = 0; d < access.block_shape.size(); ++d) allowed.insert(lower::element_index(d)->name);
   std::vector<size_t> digits;
+  bool others = false;  // a digit the access does not use, over more than one program
   for (size_t d = 0; d < grid.size(); ++d) {
     const std::string name = layout.program_index(d)->name;
-    if (used.count(name)) digits.push_back(d);
+    if (used.count(name))
+      digits.push_back(d);
+    else if (!simplify(grid[d]).is_int(1))
+      others = true;
     allowed.insert(name);
   }
-  if (digits.size() == grid.size()) return std::nullopt;  // no two programs read the same block
+  if (!others) return std::nullopt;  // no two programs read the same block
   // The generated code's own names begin with nt_; any other is a launch's symbol (a size, a
   // stride, a block size, a constexpr value), the same for every program.
   for (const std::string& name : used)
