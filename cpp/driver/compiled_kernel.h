@@ -385,9 +385,10 @@ class CompiledKernel {
   // known rule nothing out), before `num_other_warps` warps; `retimed`: how many of the fastest
   // are timed again on each of those.
   // `launchable` (where given) rules out more: configurations a target cannot run as asked.
+  // `cpu`: for a CPU device, whose blocks may be larger (tuning.cpp's budgets).
   using Launchable = std::function<bool(const tune::Config& config, const SymbolMap& with_config)>;
   std::vector<tune::Config> tuning_space(const SymbolMap& values, size_t num_other_warps, size_t& retimed,
-                                         const Launchable& launchable = {}) const;
+                                         const Launchable& launchable = {}, bool cpu = false) const;
   // Does `config` lie in tuning's space for `values` (its symbols' ranges, the memory budgets, at
   // most `block_elements` elements a block, and `launchable`)?
   bool in_tuning_space(const SymbolMap& values, const tune::Config& config, const Launchable& launchable,

@@ -34,8 +34,12 @@ namespace {
 // candidate, by default 2 and 8 warps, for the kWarpRetimed fastest) where it is tuned.
 constexpr size_t kDefaultMaxConfigs = 12;
 constexpr size_t kWarpRetimed = 2;
-// Elements one block may hold in a candidate configuration.
+// Elements one block may hold in a candidate configuration; on a CPU, four times as many: a dot's
+// operands are packed per step of k, and each program packs its blocks of both, so larger tiles
+// pack less per multiply-add (a 2048² float32 matmul: 256 x 256 x 64 blocks 66 ms, 128 x 128 x 32
+// 73 ms, docs/performance.md). Their private arrays stay within kPrivateMemoryBudget.
 constexpr int64_t kTuningBlockBudget = 16384;
+constexpr int64_t kCpuTuningBlockBudget = 4 * kTuningBlockBudget;
 // set_default_max_num_configs_for_testing(): the cap of kernels made without one (0: the above).
 std::atomic<size_t> g_default_cap{0};
 
@@ -162,11 +166,12 @@ void CompiledKernel::warp_candidates(bool warps_matter, SymbolValues& fixed,
 }
 
 std::vector<tune::Config> CompiledKernel::tuning_space(const SymbolMap& values, size_t num_other_warps,
-                                                       size_t& retimed, const Launchable& launchable) const {
+                                                       size_t& retimed, const Launchable& launchable,
+                                                       bool cpu) const {
   std::vector<tune::MetaSymbol> symbols;
   for (const std::string& name : plan_.meta_symbols) symbols.push_back({name, plan_.source.symbols.at(name)});
   auto fits = [&](const tune::Config& config) {
-    return in_tuning_space(values, config, launchable, kTuningBlockBudget);
+    return in_tuning_space(values, config, launchable, cpu ? kCpuTuningBlockBudget : kTuningBlockBudget);
   };
   // Upstream's num_warps, where programs run on work-groups here: after the block sizes, the
   // fastest configurations again on the other warps (kernels of wide dots gain from more, of small
@@ -366,8 +371,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     auto bytes = evaluate_int(plan_.source.private_bytes, with_config);
     return bytes && *bytes <= kOneItemPrivateBudget;
   };
-  std::vector<tune::Config> space = tuning_space(bound.values, other_warps.size(), retimed, launchable);
-  if (space.empty()) space = tuning_space(bound.values, other_warps.size(), retimed);
+  const bool cpu = !target.cuda && target.opencl->info().is_cpu;
+  std::vector<tune::Config> space = tuning_space(bound.values, other_warps.size(), retimed, launchable, cpu);
+  if (space.empty()) space = tuning_space(bound.values, other_warps.size(), retimed, {}, cpu);
   const size_t warp_configs = retimed * other_warps.size();
   if (space.empty()) {  // nothing fits: the default's launch says why
     SymbolValues config = plan_.default_config;
