@@ -485,9 +485,10 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;
-  // A workspace for the programs that share packed dot operands, where kernels work in host memory.
+  // A workspace for the programs that share packed dot operands, where kernels work in host memory
+  // (a CPU's; not one copied through device memory, as set_discrete_memory_for_testing() makes it).
   WorkspacePool::Lease workspace;
-  if (prepared.workspace_bytes > 0 && device->info().is_cpu)
+  if (prepared.workspace_bytes > 0 && device->info().is_cpu && device->keeps_host_memory())
     workspace = WorkspacePool::instance().lease(static_cast<size_t>(prepared.workspace_bytes));
   set_arguments(launcher, prepared, args, &workspace);
   double seconds = 0.0;
