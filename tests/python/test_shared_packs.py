@@ -3,6 +3,7 @@
 it, into a slot of the launch's workspace, and read from there by the others. On a CPU device the
 programs share; elsewhere, and where a launch gets no workspace, each packs its own."""
 
+import os
 import threading
 
 import pytest
@@ -62,7 +63,12 @@ project = ninetoothed.make(
     tuple(Tensor(2, shape_options={"constexpr": True}) for _ in range(3)),
 )
 
-on_cpu = current_device()["is_cpu"]
+# Where launches share: work-item programs on a CPU device, over host tensors.
+on_cpu = (
+    current_device()["is_cpu"]
+    and os.environ.get("NINETOOTHED_TEST_DEVICE") != "cuda"
+    and os.environ.get("NINETOOTHED_PROGRAM_LAYOUT") != "work-group"
+)
 
 
 def pin(m, n, k):
@@ -139,3 +145,15 @@ def test_threads_launching_at_once_each_get_their_own_results():
     for thread in threads:
         thread.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("vector_bytes", (64, 4))
+def test_the_source_builds_for_devices_whose_programs_pack_their_own(vector_bytes):
+    """A GPU's OpenCL (no NT_CPU) compiles the same source's other branch: each program's private
+    array, and no workspace read (NVIDIA's OpenCL runs TF32 dots' programs on one work-item)."""
+    from ninetoothed._core import build_opencl
+
+    pin(32, 32, 32)
+    check_matmul(torch.randn(70, 40), torch.randn(40, 50), torch.float32)
+    sizes = " ".join(f"-D{symbol.name}=32" for symbol in (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K))
+    build_opencl(matmul.source, f"{sizes} -DNT_VECTOR_BYTES={vector_bytes}")

@@ -109,6 +109,7 @@ std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::str
         base + "(" + c(simplify(region.slots, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ") * (" +
         c(simplify(elements, env_)) + ") : (__global " + type + "*)(ulong)" + name + ";");
   line_("#else");
+  line_("volatile __global int* " + flag + " = 0;");
   line_("const int " + mode + " = 0;");
   line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + name + ";");
   line_("#endif");
