@@ -157,3 +157,16 @@ def test_the_source_builds_for_devices_whose_programs_pack_their_own(vector_byte
     check_matmul(torch.randn(70, 40), torch.randn(40, 50), torch.float32)
     sizes = " ".join(f"-D{symbol.name}=32" for symbol in (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K))
     build_opencl(matmul.source, f"{sizes} -DNT_VECTOR_BYTES={vector_bytes}")
+
+
+def test_a_grid_of_one_column_packs_privately():
+    """b's blocks have as many readers as rows of programs, a's as columns: with one column of
+    blocks, a's are packed by their one reader alone (no slot written), b's still shared."""
+    pin(32, 128, 32)
+    leases = workspace_leases()
+    a, b = torch.randn(150, 70), torch.randn(70, 100)
+    check_matmul(a, b, torch.float32)
+    if on_cpu:
+        assert workspace_leases() == leases + 1
+        a_claim = matmul.source.split("= nt_claim_slot(")[1].split(";")[0]
+        assert BLOCK_SIZE_N.name in a_claim  # shared only where the columns of blocks are more than one

@@ -104,7 +104,7 @@ std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::str
   line_("volatile __global int* " + flag + " = (volatile __global int*)(" + base + "(" +
         c(simplify(region.flags, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ");");
   line_("const int " + mode + " = nt_claim_slot(" + flag + ", nt_ws_epoch, " +
-        c(simplify(slot->in_range, env_)) + ");");
+        c(simplify(slot->shares, env_)) + ");");
   line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + mode + " ? (__global " + type + "*)(" +
         base + "(" + c(simplify(region.slots, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ") * (" +
         c(simplify(elements, env_)) + ") : (__global " + type + "*)(ulong)" + name + ";");

@@ -25,21 +25,23 @@ std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const i
     for (const Expr& v : collect_vars(m)) allowed.insert(v->name);
   for (size_t d = 0; d < access.block_shape.size(); ++d) allowed.insert(lower::element_index(d)->name);
   std::vector<size_t> digits;
-  bool others = false;  // a digit the access does not use, over more than one program
+  Expr readers = Expr(1);  // the programs that read each block: the digits the access leaves out
   for (size_t d = 0; d < grid.size(); ++d) {
     const std::string name = layout.program_index(d)->name;
     if (used.count(name))
       digits.push_back(d);
-    else if (!simplify(grid[d]).is_int(1))
-      others = true;
+    else
+      readers = mul(readers, grid[d]);
     allowed.insert(name);
   }
-  if (!others) return std::nullopt;  // no two programs read the same block
+  readers = simplify(readers);
+  if (readers.is_int(1)) return std::nullopt;  // no two programs read the same block
   // The generated code's own names begin with nt_; any other is a launch's symbol (a size, a
   // stride, a block size, a constexpr value), the same for every program.
   for (const std::string& name : used)
     if (name.rfind("nt_", 0) == 0 && !allowed.count(name)) return std::nullopt;
-  SharedSlot slot{Expr(0), Expr(1), bool_const(true)};
+  // A launch whose grid gives each block one reader packs privately (a matmul of one column of blocks).
+  SharedSlot slot{Expr(0), Expr(1), gt(readers, Expr(1))};
   for (size_t d : digits) {
     slot.index = add(mul(slot.index, grid[d]), layout.program_index(d));
     slot.count = mul(slot.count, grid[d]);
@@ -47,12 +49,12 @@ std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const i
   for (size_t i = 0; i < middle.size(); ++i) {
     slot.index = add(mul(slot.index, middle_shape[i]), middle[i]);
     slot.count = mul(slot.count, middle_shape[i]);
-    slot.in_range =
-        logical_and(slot.in_range, logical_and(le(Expr(0), middle[i]), lt(middle[i], middle_shape[i])));
+    slot.shares =
+        logical_and(slot.shares, logical_and(le(Expr(0), middle[i]), lt(middle[i], middle_shape[i])));
   }
   slot.index = simplify(slot.index);
   slot.count = simplify(slot.count);
-  slot.in_range = simplify(slot.in_range);
+  slot.shares = simplify(slot.shares);
   return slot;
 }
 
@@ -79,8 +81,8 @@ const char* const kSharedPackHelpers =
 #else
 #define NT_SHARED_SPACE __private
 #endif
-inline int nt_claim_slot(volatile __global int* flag, long epoch, int in_range) {
-  if (epoch <= 0 || !in_range) return 0;
+inline int nt_claim_slot(volatile __global int* flag, long epoch, int shared) {
+  if (epoch <= 0 || !shared) return 0;
   const int claimed = (int)(2 * epoch - 1), published = (int)(2 * epoch);
   for (;;) {
     const int seen = *flag;

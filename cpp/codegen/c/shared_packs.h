@@ -34,9 +34,11 @@
 namespace nt::codegen {
 
 struct SharedSlot {
-  Expr index;     // this program's block's slot: the digits the access uses, then the middle indices
-  Expr count;     // the slots of all programs' blocks
-  Expr in_range;  // the middle indices lie within the parameter's middle shape (else: not shared)
+  Expr index;  // this program's block's slot: the digits the access uses, then the middle indices
+  Expr count;  // the slots of all programs' blocks
+  // Shared at this launch: more than one program reads each block, and the middle indices lie
+  // within the parameter's middle shape.
+  Expr shares;
 };
 
 std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const ir::Param& param,
@@ -62,8 +64,8 @@ class Workspace {
 // (NT_CPU: a slot, or the program's private array through a global pointer, which PoCL's CPU
 // devices address alike), __private elsewhere. kSharedPackHelpers defines it.
 extern const char* const kSharedSpace;
-// `int nt_claim_slot(volatile __global int* flag, long epoch, int in_range)`: 0 the caller packs
-// its own block (no workspace, or out of range), 1 it packs and must publish, 2 the slot holds
+// `int nt_claim_slot(volatile __global int* flag, long epoch, int shared)`: 0 the caller packs
+// its own block (no workspace, or not `shared` at this launch), 1 it packs and must publish, 2 the slot holds
 // the block. `void nt_publish_slot(volatile __global int* flag, long epoch)`.
 extern const char* const kSharedPackHelpers;
 
