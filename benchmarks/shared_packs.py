@@ -10,28 +10,18 @@ two alternating, best of 5 calls a round; the report gives the best of the round
 
 import os
 import sys
-import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests", "python")]
 import torch  # noqa: E402
 
+from kernels import best_of  # noqa: E402 (benchmarks/kernels.py: a warm-up, then the best)
 from ninetoothed._core import set_workspace_limit_for_testing  # noqa: E402
 from test_kernels_attention import KERNEL as attention  # noqa: E402
 from test_kernels_convolution import _conv2d_kernel  # noqa: E402
 from tutorial_kernels import matmul_kernel as matmul  # noqa: E402
 
 conv2d = _conv2d_kernel(True)
-
-
-def best(function, repeats=5):
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():
@@ -68,7 +58,7 @@ def main():
         for name, (call, *_) in rows.items():
             for mode, limit in modes:
                 set_workspace_limit_for_testing(limit)
-                times[name][mode].append(best(call))
+                times[name][mode].append(best_of(call, 5))
     set_workspace_limit_for_testing(1 << 30)
     print(f"{'kernel':32s} {'shared ms':>10s} {'own ms':>10s} {'shared/own':>11s}")
     for name, by_mode in times.items():
