@@ -434,6 +434,7 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
   prepared->work *= static_cast<int64_t>(num_programs);
   prepared->private_bytes = evaluate_int(source.private_bytes, values).value_or(kPrivateMemoryBudget);
   prepared->workspace_bytes = evaluate_int(source.workspace_bytes, values).value_or(0);
+  prepared->workspace_flag_bytes = evaluate_int(source.workspace_flag_bytes, values).value_or(0);
   prepared->size_values.assign(plan_.source.args.size(), 0);
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
@@ -485,11 +486,17 @@ double CompiledKernel::execute(const Prepared& prepared, const std::vector<Launc
     owned = std::make_unique<KernelLauncher>(device, *program, source.name);
   }
   KernelLauncher& launcher = *owned;
-  // A workspace for the programs that share packed dot operands, where kernels work in host memory
-  // (a CPU's; not one copied through device memory, as set_discrete_memory_for_testing() makes it).
+  // A workspace for the programs that share packed dot operands: the work-item form's, where kernels
+  // work in host memory (a CPU's; not through device memory, as set_discrete_memory_for_testing()
+  // makes it). Its flags are zeroed: none holds what another launch left.
   WorkspacePool::Lease workspace;
-  if (prepared.workspace_bytes > 0 && device->info().is_cpu && device->keeps_host_memory())
+  if (prepared.workspace_bytes > 0 && prepared.work_items == 1 && device->info().is_cpu &&
+      device->keeps_host_memory()) {
     workspace = WorkspacePool::instance().lease(static_cast<size_t>(prepared.workspace_bytes));
+    if (workspace.data())
+      std::memset(workspace.data(), 0,
+                  static_cast<size_t>(std::min(prepared.workspace_flag_bytes, prepared.workspace_bytes)));
+  }
   set_arguments(launcher, prepared, args, &workspace);
   double seconds = 0.0;
   try {

@@ -263,11 +263,12 @@ class CompiledKernel {
     std::shared_ptr<cuda::CudaDevice> cuda;  // or the CUDA device
     std::string options;                     // the build options
     size_t num_programs = 0;
-    int64_t work = 0;             // programs x block elements they access
-    int64_t private_bytes = 0;    // per program
-    int64_t workspace_bytes = 0;  // the launch's (KernelSource::workspace_bytes)
-    size_t work_items = 1;        // per program (lower/program_layout.h)
-    size_t shared_bytes = 0;      // CUDA: the dynamic shared memory of a program
+    int64_t work = 0;                  // programs x block elements they access
+    int64_t private_bytes = 0;         // per program
+    int64_t workspace_bytes = 0;       // the launch's (KernelSource::workspace_bytes)
+    int64_t workspace_flag_bytes = 0;  // its first, zeroed before each launch
+    size_t work_items = 1;             // per program (lower/program_layout.h)
+    size_t shared_bytes = 0;           // CUDA: the dynamic shared memory of a program
     mutable std::atomic<cuda::CUfunction> cuda_function{nullptr};  // CUDA: once found, for every launch
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
     std::set<int> own_programs;        // parameters of other outermost shapes (opencl_source())
@@ -309,10 +310,10 @@ class CompiledKernel {
   double run(const Bound& bound, const SymbolValues& meta, const std::vector<LaunchArg>& args,
              const LaunchTarget& target, bool timed = false, bool runtime_meta = false);
   // A prepared launch's arguments, with `args`' values, to a KernelLauncher, or to a LaunchRecorder
-  // (runtime/launch_replay.h: the same launch in a helper process).
+  // (runtime/launch_replay.h: the same launch in a helper process). `workspace`: the launch's
+  // (KernelSource::workspace_bytes, its flags zeroed), or none: every program packs its own dot
+  // operands.
   template <typename Sink>
-  // `workspace`: the launch's (KernelSource::workspace_bytes), or none: the kernel's programs then
-  // pack their own dot operands (epoch 0).
   void set_arguments(Sink& sink, const Prepared& prepared, const std::vector<LaunchArg>& args,
                      const WorkspacePool::Lease* workspace = nullptr) const;
   // Before tuning times `space` on a PoCL CPU device: each candidate built and launched once on

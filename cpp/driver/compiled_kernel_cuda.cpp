@@ -393,8 +393,8 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
     const codegen::KernelArg& a = source.args[k];
     void* slot = &values[k];
     pointers[k] = slot;
-    // CUDA C has no work-item form, whose dots alone share packed operands: never a workspace.
-    if (a.kind == codegen::KernelArg::Kind::Workspace || a.kind == codegen::KernelArg::Kind::WorkspaceEpoch)
+    // CUDA C has no work-item form, whose dots alone share packed operands: no workspace (null, 0).
+    if (a.kind == codegen::KernelArg::Kind::Workspace || a.kind == codegen::KernelArg::Kind::WorkspaceOn)
       continue;  // null, 0
     const PlanParam& p = params[a.param];
     switch (a.kind) {
@@ -426,7 +426,7 @@ double CompiledKernel::execute_cuda(const Prepared& prepared, const std::vector<
         break;
       }
       case codegen::KernelArg::Kind::Workspace:
-      case codegen::KernelArg::Kind::WorkspaceEpoch:
+      case codegen::KernelArg::Kind::WorkspaceOn:
         break;  // above
     }
   }

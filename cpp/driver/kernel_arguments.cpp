@@ -45,10 +45,10 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
                                    const std::vector<LaunchArg>& args,
                                    const WorkspacePool::Lease* workspace) const {
   const auto& params = plan_.params;
+  const bool has_workspace = workspace && workspace->data();
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
     cl_uint index = static_cast<cl_uint>(k);
-    const bool has_workspace = workspace && workspace->data();
     if (a.kind == codegen::KernelArg::Kind::Workspace) {
       if (has_workspace)
         launcher.set_buffer(index, workspace->data(), workspace->bytes(), true, true, "the workspace",
@@ -57,8 +57,8 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
         launcher.set_buffer(index, nullptr, 0, false, false, "the workspace", nullptr);
       continue;
     }
-    if (a.kind == codegen::KernelArg::Kind::WorkspaceEpoch) {
-      launcher.template set_scalar<cl_long>(index, has_workspace ? workspace->epoch() : 0);
+    if (a.kind == codegen::KernelArg::Kind::WorkspaceOn) {
+      launcher.template set_scalar<cl_long>(index, has_workspace ? 1 : 0);
       continue;
     }
     const PlanParam& p = params[a.param];
@@ -110,7 +110,7 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
         break;
       }
       case codegen::KernelArg::Kind::Workspace:
-      case codegen::KernelArg::Kind::WorkspaceEpoch:
+      case codegen::KernelArg::Kind::WorkspaceOn:
         break;  // above
     }
   }

@@ -134,6 +134,8 @@ std::string format_launch_plan(const LaunchPlan& plan) {
   if (!plan.source.local_bytes.is_int(0)) out += "local_bytes\t" + to_python(plan.source.local_bytes) + '\n';
   if (!plan.source.workspace_bytes.is_int(0))
     out += "workspace_bytes\t" + to_python(plan.source.workspace_bytes) + '\n';
+  if (!plan.source.workspace_flag_bytes.is_int(0))
+    out += "workspace_flag_bytes\t" + to_python(plan.source.workspace_flag_bytes) + '\n';
   for (const auto& [name, a] : plan.source.symbols) {
     out += "symbol\t" + name + '\t' + flag(a.constexpr_) + '\t' + flag(a.meta) + '\t' +
            optional_text(a.lower_bound) + '\t' + optional_text(a.upper_bound) + '\t' + flag(a.power_of_two) +
@@ -208,6 +210,9 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "workspace_bytes") {
       expect_fields(r, f, 2);
       plan.source.workspace_bytes = r.expr(f[1]);
+    } else if (tag == "workspace_flag_bytes") {
+      expect_fields(r, f, 2);
+      plan.source.workspace_flag_bytes = r.expr(f[1]);
     } else if (tag == "work_group") {
       expect_fields(r, f, 2);
       plan.source.work_group_capable = r.flag(f[1]);
@@ -258,7 +263,7 @@ LaunchPlan parse_launch_plan(const std::string& text) {
     } else if (tag == "arg") {
       expect_fields(r, f, 5);
       int64_t kind = r.integer(f[1]);
-      if (kind < 0 || kind > static_cast<int>(codegen::KernelArg::Kind::WorkspaceEpoch))
+      if (kind < 0 || kind > static_cast<int>(codegen::KernelArg::Kind::WorkspaceOn))
         r.fail("unknown argument kind");
       plan.source.args.push_back({static_cast<codegen::KernelArg::Kind>(kind),
                                   static_cast<int>(r.integer(f[2])), static_cast<int>(r.integer(f[3])),
@@ -293,7 +298,7 @@ LaunchPlan parse_launch_plan(const std::string& text) {
   if (plan.grid_param < -1 || plan.grid_param >= n) r.fail("the grid parameter is out of range");
   for (const codegen::KernelArg& a : plan.source.args) {
     const bool workspace =
-        a.kind == codegen::KernelArg::Kind::Workspace || a.kind == codegen::KernelArg::Kind::WorkspaceEpoch;
+        a.kind == codegen::KernelArg::Kind::Workspace || a.kind == codegen::KernelArg::Kind::WorkspaceOn;
     if (workspace ? a.param != -1 : a.param < 0 || a.param >= n)
       r.fail("an argument names parameter " + std::to_string(a.param));
   }

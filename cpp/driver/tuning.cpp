@@ -522,7 +522,9 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     // On CUDA the walk may step past the sampled space's blocks, to twice their elements: there
     // `launchable` knows what fits (shared memory), and big tensor-core tiles pay (the float16
     // matmul's 128 x 256 on 8 warps, 0.260 ms on an H200 against 0.297 for 128 x 128 on 4).
-    const int64_t walk_elements = target.cuda ? 2 * kTuningBlockBudget : kTuningBlockBudget;
+    const int64_t walk_elements = target.cuda ? 2 * kTuningBlockBudget
+                                  : cpu       ? kCpuTuningBlockBudget
+                                              : kTuningBlockBudget;
     auto untimed_neighbours = [&](const tune::Config& from) {
       size_t own = warps;
       if (auto w = from.find(kNumWarpsConfigKey); w != from.end()) own = static_cast<size_t>(w->second);

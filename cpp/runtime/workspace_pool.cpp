@@ -1,8 +1,6 @@
 #include "runtime/workspace_pool.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 namespace nt {
@@ -10,7 +8,6 @@ namespace nt {
 WorkspacePool::Lease::Region::Region(size_t size) {
   void* memory = nullptr;
   if (posix_memalign(&memory, 64, size) != 0) throw std::bad_alloc();
-  std::memset(memory, 0, size);
   data = memory;
   bytes = size;
 }
@@ -40,7 +37,8 @@ WorkspacePool::Lease::~Lease() {
 
 void* WorkspacePool::Lease::data() const { return region_ ? region_->data : nullptr; }
 size_t WorkspacePool::Lease::bytes() const { return region_ ? region_->bytes : 0; }
-int64_t WorkspacePool::Lease::epoch() const { return region_ ? region_->epoch : 0; }
+
+WorkspacePool::WorkspacePool() { idle_.reserve(kIdle + 1); }
 
 WorkspacePool& WorkspacePool::instance() {
   static WorkspacePool* pool = new WorkspacePool;  // never destroyed: launches may outlive statics
@@ -68,11 +66,6 @@ WorkspacePool::Lease WorkspacePool::lease(size_t bytes) {
       return {};
     }
   }
-  if (region->epoch >= max_epoch_) {  // its flags could read as this epoch's: zero them
-    std::memset(region->data, 0, region->bytes);
-    region->epoch = 0;
-  }
-  ++region->epoch;
   ++leases_;
   return Lease(this, std::move(region));
 }
@@ -82,13 +75,19 @@ size_t WorkspacePool::idle() const {
   return idle_.size();
 }
 
-void WorkspacePool::give_back(std::unique_ptr<Lease::Region> region) {
+void WorkspacePool::give_back(std::unique_ptr<Lease::Region> region) noexcept {
   std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(region));
-  if (idle_.size() > kIdle) {
-    auto smallest = std::min_element(idle_.begin(), idle_.end(),
-                                     [](const auto& a, const auto& b) { return a->bytes < b->bytes; });
-    idle_.erase(smallest);
+  idle_.push_back(std::move(region));  // within the capacity reserved
+  auto smallest = [&] {
+    return std::min_element(idle_.begin(), idle_.end(),
+                            [](const auto& a, const auto& b) { return a->bytes < b->bytes; });
+  };
+  size_t total = 0;
+  for (const auto& r : idle_) total += r->bytes;
+  while (!idle_.empty() && (idle_.size() > kIdle || total > kIdleBytes)) {
+    auto it = smallest();
+    total -= (*it)->bytes;
+    idle_.erase(it);
   }
 }
 

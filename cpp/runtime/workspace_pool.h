@@ -2,19 +2,16 @@
 // (codegen/c/shared_packs.h), on devices whose kernels work in host memory (CPUs).
 //
 // In: the bytes a launch's workspace needs. Out: a lease on 64-byte-aligned host memory of at
-// least that size, and an epoch (1, 2, ...) that no earlier launch on that memory used, so that
-// the flags earlier launches left there read as unclaimed. Memory is zeroed when allocated, and
-// again when its epochs would pass kMaxEpoch (a flag holds 2 epoch). A lease is one launch's
-// alone: launches at once (other threads) lease other memory. A released lease's memory waits
-// for the next launch; at most kIdle such regions are kept, the smallest let go first. An empty
-// lease (no data, epoch 0: every program packs its own blocks) where more than kMaxBytes (or
-// set_max_bytes()'s limit) are asked for or the memory cannot be had.
+// least that size, not zeroed (the launch zeroes its flags itself). A lease is one launch's alone:
+// launches at once (other threads) lease other memory. A released lease's memory waits for the
+// next launch; at most kIdle regions wait, and at most kIdleBytes in all, the smallest let go
+// first. An empty lease (no memory: every program packs its own blocks) where more than kMaxBytes
+// (or set_max_bytes()'s limit) are asked for or the memory cannot be had.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -24,8 +21,8 @@ namespace nt {
 class WorkspacePool {
  public:
   static constexpr size_t kMaxBytes = size_t{1} << 30;
-  static constexpr int64_t kMaxEpoch = (int64_t{1} << 30) - 1;
   static constexpr size_t kIdle = 4;
+  static constexpr size_t kIdleBytes = size_t{1} << 30;
 
   class Lease {
    public:
@@ -37,7 +34,6 @@ class WorkspacePool {
     ~Lease();
     void* data() const;
     size_t bytes() const;
-    int64_t epoch() const;
 
    private:
     friend class WorkspacePool;
@@ -47,7 +43,7 @@ class WorkspacePool {
     std::unique_ptr<Region> region_;
   };
 
-  explicit WorkspacePool(int64_t max_epoch = kMaxEpoch) : max_epoch_(max_epoch) {}
+  WorkspacePool();
   // The process's pool.
   static WorkspacePool& instance();
   Lease lease(size_t bytes);
@@ -58,12 +54,11 @@ class WorkspacePool {
   void set_max_bytes(size_t bytes) { max_bytes_.store(std::min(bytes, kMaxBytes)); }
 
  private:
-  void give_back(std::unique_ptr<Lease::Region> region);
-  const int64_t max_epoch_;
+  void give_back(std::unique_ptr<Lease::Region> region) noexcept;
   std::atomic<size_t> max_bytes_{kMaxBytes};
   std::atomic<size_t> leases_{0};
   mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<Lease::Region>> idle_;
+  std::vector<std::unique_ptr<Lease::Region>> idle_;  // capacity kIdle + 1: give_back() allocates nothing
 };
 
 struct WorkspacePool::Lease::Region {
@@ -73,7 +68,6 @@ struct WorkspacePool::Lease::Region {
   Region& operator=(const Region&) = delete;
   void* data = nullptr;
   size_t bytes = 0;
-  int64_t epoch = 0;  // the last lease's
 };
 
 }  // namespace nt

@@ -11,7 +11,7 @@ import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Tensor
+from ninetoothed import Symbol, Tensor
 from ninetoothed._core import current_device, set_workspace_limit_for_testing, workspace_leases
 from test_kernels_convolution import BLOCK_SIZE_K, BLOCK_SIZE_M, BLOCK_SIZE_N, matmul_application, matmul_arrangement
 
@@ -73,8 +73,12 @@ def test_programs_that_share_blocks_compute_every_element(dtype, m, k, n, blocks
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
 def test_a_transposed_operand_is_packed_by_transposes_into_the_slot(dtype):
     pin(32, 32, 32)
+    leases = workspace_leases()
     a, w = torch.randn(100, 96).to(dtype), torch.randn(80, 96).to(dtype)
     check_matmul(a, w.t(), dtype)
+    if on_cpu:
+        assert workspace_leases() == leases + 1
+        assert matmul.source.count("= nt_claim_slot(") == 2
 
 
 def test_without_a_workspace_every_program_packs_its_own():
@@ -144,3 +148,77 @@ def test_a_grid_of_one_column_packs_privately():
         assert workspace_leases() == leases + 1
         a_claim = matmul.source.split("= nt_claim_slot(")[1].split(";")[0]
         assert BLOCK_SIZE_N.name in a_claim  # shared only where the columns of blocks are more than one
+
+
+def integer_matmul_application(input, other, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.int32)
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k])
+    output = accumulator  # noqa: F841
+
+
+integer_matmul = ninetoothed.make(
+    matmul_arrangement, integer_matmul_application, tuple(Tensor(2, dtype=ninetoothed.int32) for _ in range(3))
+)
+
+
+def test_what_one_launch_packed_is_never_taken_for_another_launchs_flags():
+    """The workspace's layout moves with the shapes; its memory goes from launch to launch and from
+    kernel to kernel. Packed integers 1 and 2 are what a flag reads when a block is being packed
+    and once it is published: a launch that took them for flags would wait forever, or read a slot
+    nobody packed."""
+    integer_matmul.pin({BLOCK_SIZE_M.name: 32, BLOCK_SIZE_N.name: 32, BLOCK_SIZE_K.name: 32})
+    for m, k, n in ((64, 64, 64), (96, 64, 64), (64, 96, 128), (96, 64, 64)):
+        a = torch.randint(0, 3, (m, k), dtype=torch.int32)
+        b = torch.randint(0, 3, (k, n), dtype=torch.int32)
+        c = torch.full((m, n), -1, dtype=torch.int32)
+        integer_matmul(a, b, c)
+        assert torch.equal(c, a @ b)
+    pin(32, 32, 32)
+    check_matmul(torch.randn(96, 64), torch.randn(64, 96), torch.float32)
+
+
+def test_an_operand_of_a_jagged_tensor_is_each_sequences_own():
+    from test_jagged import HandBuiltJagged
+
+    lengths = (20, 13, 32)
+    sequences = [torch.randn(n, 16) for n in lengths]
+    offsets = torch.tensor((0, *torch.tensor(lengths).cumsum(0).tolist()), dtype=torch.int64)
+    jagged = HandBuiltJagged(torch.cat(sequences), offsets, 1)
+    w = torch.randn(16, 64)
+    output = torch.full((3, max(lengths), 64), float("nan"))
+    jagged_dot(jagged, w, output, bm=16, bn=16)
+    for b, x in enumerate(sequences):
+        torch.testing.assert_close(output[b, : len(x)].double(), x.double() @ w.double(), rtol=1e-5, atol=1e-5)
+    assert jagged_dot.source.count("= nt_claim_slot(") == 1  # w's blocks, never the sequences'
+
+
+BM = Symbol("bm", constexpr=True)
+BN = Symbol("bn", constexpr=True)
+
+
+def jagged_dot_arrangement(j, w, output, bm=BM, bn=BN):
+    output_arranged = output.tile((1, bm, bn))
+    output_arranged.dtype = output_arranged.dtype.squeeze(0)
+    j_arranged = j.tile((1, bm, 16)).expand((-1, -1, output_arranged.shape[2]))
+    j_arranged.dtype = j_arranged.dtype.squeeze(0)
+    w_arranged = w.tile((16, bn)).unsqueeze(0).expand((output_arranged.shape[0], output_arranged.shape[1], -1))
+    return j_arranged, w_arranged, output_arranged
+
+
+def jagged_dot_application(j, w, output):
+    output = ntl.dot(j, w)  # noqa: F841
+
+
+jagged_dot = ninetoothed.make(
+    jagged_dot_arrangement, jagged_dot_application, (Tensor(3, jagged_dim=1, other=0), Tensor(2), Tensor(3))
+)
+
+
+def test_the_cuda_launch_plan_of_a_kernel_with_dots_takes_the_same_arguments():
+    """Every form of a kernel with a dot takes the workspace's arguments (CUDA C's unused), so that
+    an ahead-of-time library's plan holds both sources."""
+    pin(32, 32, 32)
+    check_matmul(torch.randn(64, 64), torch.randn(64, 64), torch.float32)
+    compiled = matmul._specialize(matmul._default_signature())
+    assert compiled.launch_plan(cuda=True)

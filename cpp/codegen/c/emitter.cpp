@@ -135,12 +135,15 @@ KernelSource Emitter::run() {
           << " must be equal\"\n#endif\n";
   }
   emit_list(k_.body);
-  if (workspace_params_) {  // as_shared_array()'s, after every parameter's
+  // Every form of a kernel with a dot takes the workspace (as_shared_array()'s), shared or not: its
+  // forms, and its variants (parameters with programs of their own), take the same arguments.
+  if (has_dot(k_)) {
     params.push_back(std::string(d_.global_pointer) + "int* nt_ws");
     out.args.push_back({KernelArg::Kind::Workspace, -1, -1, ""});
-    params.push_back(kIndexType + " nt_ws_epoch");
-    out.args.push_back({KernelArg::Kind::WorkspaceEpoch, -1, -1, ""});
+    params.push_back("long nt_ws_on");
+    out.args.push_back({KernelArg::Kind::WorkspaceOn, -1, -1, ""});
     out.workspace_bytes = workspace_.bytes();
+    out.workspace_flag_bytes = workspace_.flag_bytes();
   }
 
   std::ostringstream src;
@@ -168,6 +171,8 @@ KernelSource Emitter::run() {
           << "#define NT_WGMMA_DEFER 0\n#endif\n#define " << kAsyncBuffersMacro
           << " (NT_STAGES + NT_WGMMA_DEFER)\n";
   }
+  if (!workspace_.flag_bytes().is_int(0))  // where the slots begin (shared_packs.h)
+    src << "#define NT_WS_SLOTS (" << c(workspace_.flag_bytes()) << ")\n";
   for (const std::string& m : launch_macros_) {
     src << "#ifndef " << m << "\n#define " << m << " 0\n#endif\n";
   }

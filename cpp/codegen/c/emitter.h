@@ -102,8 +102,6 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // which the kernel reads elsewhere too (another element, another shape, a reduction, a block operation):
   // the source is wrong until they are emitted again as shared.
   const std::set<std::string>& misaligned() const;
-  // Declare the workspace parameters (the work-item form's source has them) though none is used.
-  void declare_workspace() { workspace_params_ = true; }
 
  private:
   // --- output -------------------------------------------------------------
@@ -568,8 +566,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);
-  Workspace workspace_;            // as_shared_array()'s regions
-  bool workspace_params_ = false;  // declare_workspace()
+  Workspace workspace_;  // as_shared_array()'s regions
   std::vector<std::string> launch_macros_;  // 0 unless a launch defines them (unit strides, aligned rows)
   std::map<const ValueNode*, std::string> materialized_;
   std::map<const ValueNode*, lower::TensorAccess> accesses_;

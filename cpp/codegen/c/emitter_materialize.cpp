@@ -78,36 +78,33 @@ void Emitter::pack_into(const Value& v, DType dtype, const std::string& name) {
 std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::string& what, bool& shared) {
   shared = false;
   if (group_ || distribute_ || !d_.work_item_form || v->kind != ValueKind::Load ||
-      !held_array(v, dtype).empty() || k_.own_programs.count(v->param))
+      !held_array(v, dtype).empty() || k_.own_programs.count(v->param) || stored_params(k_).count(v->param))
     return as_array(v, dtype, what);
   std::vector<Expr> middle;
   for (const Value& index : v->operands) middle.push_back(index_expr(index));
-  const std::optional<SharedSlot> slot = shared_slot(access_of(v), k_.params[v->param], layout_, middle);
+  const std::optional<SharedSlot> slot =
+      shared_slot(access_of(v), k_.params[v->param], layout_, middle, launch_uniform_names(k_));
   if (!slot) return as_array(v, dtype, what);
   shared = true;
   const std::string type = compute_type(dtype), name = fresh("nt_op");
   new_array(name, v->type.shape, dtype, what);
   Expr elements = Expr(1);
   for (const Expr& size : v->type.shape) elements = mul(elements, size);
-  const int64_t item = type == "double" || type == "long" || type == "ulong" ? 8
-                       : type == "short" || type == "ushort"                 ? 2
-                       : type == "char" || type == "uchar"                   ? 1
-                                                                             : 4;
-  const Workspace::Region region = workspace_.add(slot->count, mul(elements, Expr(item)));
+  const Workspace::Region region = workspace_.add(slot->count, mul(elements, Expr(c_size(type))));
   const std::string at = name + "_at", mode = fresh("nt_shared"), flag = fresh("nt_flag");
-  const std::string base = "(__global char*)nt_ws + ";
+  const std::string index = c(simplify(slot->index, env_));
   // On a CPU the packed block is read through a global pointer: the slot, or the private array
-  // (PoCL's CPU devices address both alike) where the launch has no workspace.
+  // (PoCL's CPU devices address both alike) where the block is not shared at this launch.
   line_("// " + at + ": " + name +
         ", or the block packed once for the programs that read it (shared_packs.h)");
   line_("#ifdef NT_CPU");
-  line_("volatile __global int* " + flag + " = (volatile __global int*)(" + base + "(" +
-        c(simplify(region.flags, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ");");
-  line_("const int " + mode + " = nt_claim_slot(" + flag + ", nt_ws_epoch, " +
-        c(simplify(slot->shares, env_)) + ");");
-  line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + mode + " ? (__global " + type + "*)(" +
-        base + "(" + c(simplify(region.slots, env_)) + ")) + (" + c(simplify(slot->index, env_)) + ") * (" +
-        c(simplify(elements, env_)) + ") : (__global " + type + "*)(ulong)" + name + ";");
+  line_("volatile __global int* " + flag + " = (volatile __global int*)nt_ws + (" +
+        c(simplify(region.flag, env_)) + ") + (" + index + ");");
+  line_("const int " + mode + " = nt_claim_slot(" + flag + ", nt_ws_on && (" +
+        c(simplify(slot->shares, env_)) + "));");
+  line_(std::string(kSharedSpace) + " " + type + "* " + at + " = " + mode + " ? (__global " + type +
+        "*)((__global char*)nt_ws + NT_WS_SLOTS + (" + c(simplify(region.slot, env_)) + ")) + (" + index +
+        ") * (" + c(simplify(elements, env_)) + ") : (__global " + type + "*)(ulong)" + name + ";");
   line_("#else");
   line_("volatile __global int* " + flag + " = 0;");
   line_("const int " + mode + " = 0;");
@@ -115,7 +112,7 @@ std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::str
   line_("#endif");
   open("if (" + mode + " != 2)");
   pack_into(v, dtype, at);
-  line_("if (" + mode + " == 1) nt_publish_slot(" + flag + ", nt_ws_epoch);");
+  line_("if (" + mode + " == 1) nt_publish_slot(" + flag + ");");
   close();
   return at;
 }
@@ -131,9 +128,6 @@ void Emitter::emit_dot(const Value& v, const std::string& result, bool accumulat
   DotArrays d;
   if (held_array(a, dt).empty()) d.a = pack_row_runs(a, dt);
   d.a_k_major = !d.a.empty();
-  // Every work-item form with a dot takes the workspace, shared or not: its variants (parameters
-  // with programs of their own) share fewer operands but take the same arguments.
-  if (!distribute_ && d_.work_item_form) workspace_params_ = true;
   bool shared = false;
   if (d.a.empty()) d.a = as_shared_array(a, dt, "a dot operand", shared);
   if (shared) d.a_space = kSharedSpace;

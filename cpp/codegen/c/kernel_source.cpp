@@ -1,6 +1,5 @@
 #include "codegen/c/kernel_source.h"
 
-#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,9 +42,6 @@ KernelSource generate_source(const Kernel& kernel, const Dialect& dialect) {
   std::set<std::string> shared;
   for (;;) {
     Emitter group(kernel, Mode::WorkGroup, shared, dialect);
-    if (item && std::any_of(out.args.begin(), out.args.end(),
-                            [](const KernelArg& a) { return a.kind == KernelArg::Kind::Workspace; }))
-      group.declare_workspace();  // the work-item form's arguments
     KernelSource g;
     try {
       g = group.run();

@@ -35,19 +35,10 @@ namespace nt::codegen {
 
 struct KernelArg {
   // SequenceOffsets: a jagged tensor's offsets (where each sequence starts, and the end), int64.
-  // Workspace, WorkspaceEpoch: the launch's workspace (param -1) and its epoch, a long, where the
-  // work-item form packs dot operands once for the programs that share them (shared_packs.h).
-  enum class Kind {
-    Buffer,
-    Offset,
-    Extent,
-    Size,
-    Stride,
-    Scalar,
-    SequenceOffsets,
-    Workspace,
-    WorkspaceEpoch
-  };
+  // Workspace, WorkspaceOn: the launch's workspace (param -1) and whether it has one (a long), the
+  // last two of a kernel with a dot, whose work-item form packs operands once for the programs that
+  // share them (shared_packs.h).
+  enum class Kind { Buffer, Offset, Extent, Size, Stride, Scalar, SequenceOffsets, Workspace, WorkspaceOn };
   Kind kind;
   int param = -1;
   int dim = -1;
@@ -60,8 +51,10 @@ struct KernelSource {
   std::vector<KernelArg> args;
   std::map<std::string, SymbolAttrs> symbols;  // constexpr/meta symbols used: macros given with -D
   Expr private_bytes = Expr(0);  // private arrays of one program (an upper bound), over those symbols
-  // The workspace a launch gives the programs that share packed dot operands (0: none), over them.
+  // The workspace a launch gives the programs that share packed dot operands (0: none), over them,
+  // and its first bytes, the flags, which the host zeroes before each launch.
   Expr workspace_bytes = Expr(0);
+  Expr workspace_flag_bytes = Expr(0);
   // The source runs a program on a work-group of NT_WORK_ITEMS work-items when built with
   // -DNT_WORK_ITEMS=<n> (lower/program_layout.h); without, on one work-item.
   bool work_group_capable = false;
