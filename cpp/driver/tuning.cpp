@@ -25,6 +25,7 @@
 #include "tune/helper_gate.h"
 #include "tune/neighbour_search.h"
 #include "tune/parallel_builds.h"
+#include "tune/tuning_progress.h"
 
 namespace nt {
 
@@ -47,60 +48,6 @@ constexpr int64_t kCpuTuningBlockBudget = 4 * kTuningBlockBudget;
 std::atomic<size_t> g_default_cap{0};
 
 std::atomic<size_t> g_timing_runs{0};
-
-// Where tuning runs long (a GPU builds a dozen candidates or more: a minute or two), a line on
-// stderr every few seconds says how far it is, so that a first call does not look hung: every
-// NINETOOTHED_PROGRESS_SECONDS (default 5; 0 after every step).
-class TuningProgress {
- public:
-  explicit TuningProgress(std::string kernel) : kernel_(std::move(kernel)) {
-    if (const char* every = std::getenv("NINETOOTHED_PROGRESS_SECONDS")) {
-      char* end = nullptr;
-      const double seconds = std::strtod(every, &end);
-      if (end != every && *end == '\0' && seconds >= 0) every_ = seconds;  // else the default
-    }
-  }
-  void built(size_t count) {
-    built_ += count;
-    maybe_say();
-  }
-  void ahead(size_t total) {  // one more candidate compiled ahead here (compile_ahead())
-    ++ahead_;
-    if (const std::optional<double> seconds = due())
-      std::fprintf(stderr,
-                   "[ninetoothed] tuning %s: compiling %zu candidates ahead with helpers, %zu here, %.0f s\n",
-                   kernel_.c_str(), total, ahead_, *seconds);
-  }
-  void timed(double fastest) {
-    ++timed_;
-    fastest_ = fastest;
-    maybe_say();
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  // The seconds since tuning began, where a line is due (every_ since the last), else nothing.
-  std::optional<double> due() {
-    const Clock::time_point now = Clock::now();
-    if (std::chrono::duration<double>(now - said_).count() < every_) return std::nullopt;
-    said_ = now;
-    return std::chrono::duration<double>(now - start_).count();
-  }
-  void maybe_say() {
-    const std::optional<double> seconds = due();
-    if (!seconds) return;
-    std::string fastest = "none run yet";
-    if (fastest_ < std::numeric_limits<double>::infinity()) fastest = std::to_string(fastest_ * 1e3) + " ms";
-    std::fprintf(stderr, "[ninetoothed] tuning %s: %zu candidates built, %zu timed, %.0f s; fastest %s\n",
-                 kernel_.c_str(), built_, timed_, *seconds, fastest.c_str());
-  }
-  std::string kernel_;
-  const Clock::time_point start_ = Clock::now();
-  Clock::time_point said_ = start_;
-  double every_ = 5.0;
-  size_t built_ = 0, timed_ = 0, ahead_ = 0;
-  double fastest_ = std::numeric_limits<double>::infinity();
-};
 
 double seconds_of(const std::function<void()>& f) {
   auto start = std::chrono::steady_clock::now();
@@ -432,8 +379,8 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
   // Build the candidates in parallel (tune/parallel_builds.h), then time them one by one.
   const size_t parallel_builds = tune::parallel_builds(
       target.cuda != nullptr, std::thread::hardware_concurrency(), tune::available_memory());
-  TuningProgress progress(plan_.source.name.starts_with("nt_kernel_") ? plan_.source.name.substr(10)
-                                                                      : plan_.source.name);
+  tune::TuningProgress progress(plan_.source.name.starts_with("nt_kernel_") ? plan_.source.name.substr(10)
+                                                                            : plan_.source.name);
   auto build_all = [&](const std::vector<tune::Config>& configs) {
     std::vector<std::future<void>> builds;
     for (const tune::Config& config : configs) {
@@ -502,6 +449,36 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     }
   };
   time_all(space);
+  // On a CPU a launch's time moves by 10% or more from run to run (the other core's work, other
+  // processes), as much as the fastest candidates differ by (tiles of a 2048² matmul from 128 x 128
+  // x 256 to 256 x 512 x 64 within 10%): the kFinalists fastest are timed kFinalRuns times more, in
+  // turns, each keeping its best, so that one run that went well or badly decides less (before the
+  // neighbours, which walk from the fastest).
+  if (cpu && record.candidates.size() > 1) {
+    std::vector<size_t> order(record.candidates.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return record.candidates[x].second < record.candidates[y].second;
+    });
+    if (order.size() > kFinalists) order.erase(order.begin() + kFinalists, order.end());
+    for (int round = 0; round < kFinalRuns; ++round) {
+      for (size_t i : order) {
+        auto& [config, seconds] = record.candidates[i];
+        if (seconds == std::numeric_limits<double>::infinity()) continue;
+        check_interrupts();
+        try {
+          seconds = std::min(seconds, time_of(config));
+          ++g_timing_runs;
+        } catch (const std::exception&) {
+          // it ran before: keep its time
+        }
+        if (seconds < best) {
+          best = seconds;
+          chosen = config;
+        }
+      }
+    }
+  }
   auto timed = [&](const tune::Config& config) {
     return std::any_of(record.candidates.begin(), record.candidates.end(),
                        [&](const auto& candidate) { return candidate.first == config; });
@@ -567,35 +544,6 @@ SymbolValues CompiledKernel::choose(const Bound& bound, const std::vector<Launch
     prebuilt_only(warps, false);
     build_all(warps);
     time_all(warps);
-  }
-  // On a CPU a launch's time moves by 10% or more from run to run (the other core's work, other
-  // processes), as much as the fastest candidates differ by (tiles of a 2048² matmul from 128 x 128
-  // x 256 to 256 x 512 x 64 within 10%): the kFinalists fastest are timed kFinalRuns times more, in
-  // turns, each keeping its best, so that one run that went well or badly decides less.
-  if (cpu && record.candidates.size() > 1) {
-    std::vector<size_t> order(record.candidates.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      return record.candidates[x].second < record.candidates[y].second;
-    });
-    if (order.size() > kFinalists) order.erase(order.begin() + kFinalists, order.end());
-    for (int round = 0; round < kFinalRuns; ++round) {
-      for (size_t i : order) {
-        auto& [config, seconds] = record.candidates[i];
-        if (seconds == std::numeric_limits<double>::infinity()) continue;
-        check_interrupts();
-        try {
-          seconds = std::min(seconds, time_of(config));
-          ++g_timing_runs;
-        } catch (const std::exception&) {
-          // it ran before: keep its time
-        }
-        if (seconds < best) {
-          best = seconds;
-          chosen = config;
-        }
-      }
-    }
   }
   record.chosen = chosen;
   // The chosen candidate's binary to the disk cache, for the next process (built without: build_all).
