@@ -137,7 +137,7 @@ KernelSource Emitter::run() {
   emit_list(k_.body);
   // Every form of a kernel with a dot takes the workspace (as_shared_array()'s), shared or not: its
   // forms, and its variants (parameters with programs of their own), take the same arguments.
-  if (has_dot(k_)) {
+  if (shared_kernel_.dots) {
     params.push_back(std::string(d_.global_pointer) + "int* nt_ws");
     out.args.push_back({KernelArg::Kind::Workspace, -1, -1, ""});
     params.push_back("long nt_ws_on");

@@ -566,7 +566,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::set<std::string> declared_;
   std::map<std::string, SymbolAttrs> symbols_;
   Expr private_bytes_ = Expr(0);
-  Workspace workspace_;  // as_shared_array()'s regions
+  Workspace workspace_;                                               // as_shared_array()'s regions
+  const SharedPackKernel shared_kernel_ = scan_for_shared_packs(k_);  // after k_
   std::vector<std::string> launch_macros_;  // 0 unless a launch defines them (unit strides, aligned rows)
   std::map<const ValueNode*, std::string> materialized_;
   std::map<const ValueNode*, lower::TensorAccess> accesses_;

@@ -78,12 +78,13 @@ void Emitter::pack_into(const Value& v, DType dtype, const std::string& name) {
 std::string Emitter::as_shared_array(const Value& v, DType dtype, const std::string& what, bool& shared) {
   shared = false;
   if (group_ || distribute_ || !d_.work_item_form || v->kind != ValueKind::Load ||
-      !held_array(v, dtype).empty() || k_.own_programs.count(v->param) || stored_params(k_).count(v->param))
+      !held_array(v, dtype).empty() || k_.own_programs.count(v->param) ||
+      shared_kernel_.stored.count(v->param))
     return as_array(v, dtype, what);
   std::vector<Expr> middle;
   for (const Value& index : v->operands) middle.push_back(index_expr(index));
   const std::optional<SharedSlot> slot =
-      shared_slot(access_of(v), k_.params[v->param], layout_, middle, launch_uniform_names(k_));
+      shared_slot(access_of(v), k_.params[v->param], layout_, middle, shared_kernel_.uniform);
   if (!slot) return as_array(v, dtype, what);
   shared = true;
   const std::string type = compute_type(dtype), name = fresh("nt_op");

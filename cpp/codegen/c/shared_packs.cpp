@@ -56,25 +56,12 @@ std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const i
   return slot;
 }
 
-std::set<std::string> launch_uniform_names(const ir::Kernel& kernel) {
-  std::set<std::string> names;
-  for (const ir::Param& p : kernel.params) {
-    if (p.scalar) continue;
-    const Tensor& source = p.arranged->source_ref();
-    for (size_t d = 0; d < source.ndim(); ++d) {
-      for (const Expr& v : collect_vars(source.shape()[d])) names.insert(v->name);
-      names.insert(source.stride_symbol(d)->name);
-    }
-  }
-  return names;
-}
-
 namespace {
 
 struct KernelScan : ir::IRVisitor {
   using IRVisitor::visit;
   void visit(const ir::Value& v) override {
-    dots = dots || v->kind == ir::ValueKind::Dot;
+    found.dots = found.dots || v->kind == ir::ValueKind::Dot;
     IRVisitor::visit(v);
   }
   void visit(const ir::Stmt& s) override {
@@ -84,29 +71,30 @@ struct KernelScan : ir::IRVisitor {
       case ir::StmtKind::AtomicAdd:
       case ir::StmtKind::StoreAt:
       case ir::StmtKind::Atomic:
-        stored.insert(s->param);
+        found.stored.insert(s->param);
         break;
       default:
         break;
     }
     IRVisitor::visit(s);
   }
-  bool dots = false;
-  std::set<int> stored;
+  SharedPackKernel found;
 };
 
 }  // namespace
 
-std::set<int> stored_params(const ir::Kernel& kernel) {
+SharedPackKernel scan_for_shared_packs(const ir::Kernel& kernel) {
   KernelScan scan;
   scan.visit(kernel.body);
-  return scan.stored;
-}
-
-bool has_dot(const ir::Kernel& kernel) {
-  KernelScan scan;
-  scan.visit(kernel.body);
-  return scan.dots;
+  for (const ir::Param& p : kernel.params) {
+    if (p.scalar) continue;
+    const Tensor& source = p.arranged->source_ref();
+    for (size_t d = 0; d < source.ndim(); ++d) {
+      for (const Expr& v : collect_vars(source.shape()[d])) scan.found.uniform.insert(v->name);
+      scan.found.uniform.insert(source.stride_symbol(d)->name);
+    }
+  }
+  return std::move(scan.found);
 }
 
 namespace {

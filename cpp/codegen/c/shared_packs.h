@@ -46,13 +46,17 @@ std::optional<SharedSlot> shared_slot(const lower::TensorAccess& access, const i
                                       const lower::ProgramLayout& layout, const std::vector<Expr>& middle,
                                       const std::set<std::string>& uniform);
 
-// The names every program of a launch of `kernel` sees alike, other than constexpr and meta symbols
-// (which shared_slot() knows by their attributes): its parameters' size and stride symbols.
-std::set<std::string> launch_uniform_names(const ir::Kernel& kernel);
-// The parameters `kernel` stores to (whose blocks a program may read after its own stores: never
-// shared), and whether it has a dot (its work-item form takes the workspace).
-std::set<int> stored_params(const ir::Kernel& kernel);
-bool has_dot(const ir::Kernel& kernel);
+// What sharing needs to know of the whole kernel, found in one pass (scan_for_shared_packs()):
+// whether it has a dot (every form then takes the workspace), the parameters it stores to (whose
+// blocks a program may read after its own stores: never shared), and the names every program of a
+// launch sees alike other than constexpr and meta symbols (shared_slot() knows those by their
+// attributes): its parameters' size and stride symbols.
+struct SharedPackKernel {
+  bool dots = false;
+  std::set<int> stored;
+  std::set<std::string> uniform;
+};
+SharedPackKernel scan_for_shared_packs(const ir::Kernel& kernel);
 
 class Workspace {
  public:
