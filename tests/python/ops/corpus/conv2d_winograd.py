@@ -1,0 +1,279 @@
+"""3x3, stride-1 2-D convolution by Winograd's minimal filtering, F(2x2, 3x3).
+
+The output is cut into 2x2 tiles; the tile at (i, j) reads the 4x4 window of the padded input at
+(2i, 2j). With d a window and g a filter (Lavin and Gray, "Fast Algorithms for Convolutional
+Neural Networks", 2015), one tile of the correlation is
+
+    Y = A^T [(G g G^T) * (B^T d B)] A,
+
+where * multiplies element by element: 16 products per channel where the direct form needs 36.
+Summed over the channels, each of the 16 positions of the 4x4 transformed tile is a GEMM of the
+tiles' transformed windows (tiles x C) by the transformed filters (C x K).
+
+Two kernels:
+- `filter_transform` writes U = G g G^T for every (channel, filter) pair, as a float32 (4, 4, C, K)
+  tensor: position (a, b) of every transformed filter is one C x K matrix.
+- the convolution: a program takes a run of tiles along one row of tiles of one image and a block
+  of filters. For every block of channels it transforms the windows (B^T d B, in float32) and
+  accumulates the 16 products with U's blocks in 16 accumulators; at the end it applies A^T . A
+  and stores the 2x2 outputs of each tile, bias added.
+"""
+
+import functools
+
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+
+PADDING_H = Symbol("padding_h", constexpr=True)
+PADDING_W = Symbol("padding_w", constexpr=True)
+
+BLOCK_SIZE_T = ninetoothed.block_size(lower_bound=8, upper_bound=64)
+BLOCK_SIZE_C = ninetoothed.block_size(lower_bound=16, upper_bound=128)
+BLOCK_SIZE_K = ninetoothed.block_size(lower_bound=16, upper_bound=128)
+
+# Auto-tuning keeps to one candidate, as the rest of the corpus does (a build of the
+# convolution compiles its 16 dots).
+MAX_NUM_CONFIGS = 1
+
+
+def _windows(tensor, size):
+    """(N, C, H, W) -> (size, size, N, H // 2, W // 2, C): the size x size windows at a stride of 2,
+    one per output tile, their positions first."""
+    windows = tensor.tile((1, 1, size, size), strides=(-1, -1, 2, 2))
+    return windows.ravel().permute((6, 7, 0, 2, 3, 1, 4, 5)).squeeze((6, 7))
+
+
+def arrangement(
+    input, transformed_weight, bias, output, padding_h=None, padding_w=None,
+    block_size_t=None, block_size_c=None, block_size_k=None,
+):
+    padding_h = PADDING_H if padding_h is None else padding_h
+    padding_w = PADDING_W if padding_w is None else padding_w
+    block_size_t = BLOCK_SIZE_T if block_size_t is None else block_size_t
+    block_size_c = BLOCK_SIZE_C if block_size_c is None else block_size_c
+    block_size_k = BLOCK_SIZE_K if block_size_k is None else block_size_k
+
+    # Programs: (image, row of tiles, run of tiles, block of filters). Each holds its 2 x 2
+    # output positions as (tiles, filters) blocks.
+    output_arranged = _windows(output, 2).tile((1, 1, 1, 1, block_size_t, block_size_k))
+    output_arranged = output_arranged.tile((-1, -1, 1, 1, 1, 1)).squeeze((0, 1))
+    output_arranged.dtype = output_arranged.dtype.squeeze((2, 3, 4, 5))
+    output_arranged.dtype.dtype = output_arranged.dtype.dtype.squeeze((0, 1, 2, 3))
+    grid = output_arranged.shape
+
+    # The windows: per program a (4, 4, channel blocks) grid of (tiles, channels) blocks.
+    input_arranged = input.pad(((0, 0), (0, 0), (padding_h, padding_h), (padding_w, padding_w)))
+    input_arranged = _windows(input_arranged, 4).tile((1, 1, 1, 1, block_size_t, block_size_c))
+    input_arranged = input_arranged.tile((-1, -1, 1, 1, 1, -1)).squeeze((0, 1, 5))
+    input_arranged.dtype = input_arranged.dtype.squeeze((2, 3, 4))
+    input_arranged.dtype.dtype = input_arranged.dtype.dtype.squeeze((0, 1, 2, 3))
+    input_arranged = input_arranged.unsqueeze(3).expand((-1, -1, -1, grid[3]))
+
+    # U: per program a (4, 4, channel blocks) grid of (channels, filters) blocks.
+    weight_arranged = transformed_weight.tile((1, 1, block_size_c, block_size_k))
+    weight_arranged = weight_arranged.tile((-1, -1, -1, 1)).squeeze((0, 1, 2))
+    weight_arranged.dtype = weight_arranged.dtype.squeeze(3)
+    weight_arranged.dtype.dtype = weight_arranged.dtype.dtype.squeeze((0, 1))
+    weight_arranged = weight_arranged.unsqueeze(0).unsqueeze(0).unsqueeze(0)
+    weight_arranged = weight_arranged.expand((grid[0], grid[1], grid[2], -1))
+
+    bias_arranged = bias.tile((block_size_k,)).unsqueeze(0).unsqueeze(0).unsqueeze(0)
+    bias_arranged = bias_arranged.expand((grid[0], grid[1], grid[2], -1))
+
+    return input_arranged, weight_arranged, bias_arranged, output_arranged
+
+
+def application(input, transformed_weight, bias, output):
+    m00 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m01 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m02 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m03 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m10 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m11 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m12 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m13 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m20 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m21 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m22 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m23 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m30 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m31 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m32 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+    m33 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
+
+    for c in range(input.shape[2]):
+        # B^T d: rows of the window combined (B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0],
+        # [0, 1, 0, -1]]).
+        d00 = ntl.cast(input[0, 0, c], ntl.float32)
+        d01 = ntl.cast(input[0, 1, c], ntl.float32)
+        d02 = ntl.cast(input[0, 2, c], ntl.float32)
+        d03 = ntl.cast(input[0, 3, c], ntl.float32)
+        d10 = ntl.cast(input[1, 0, c], ntl.float32)
+        d11 = ntl.cast(input[1, 1, c], ntl.float32)
+        d12 = ntl.cast(input[1, 2, c], ntl.float32)
+        d13 = ntl.cast(input[1, 3, c], ntl.float32)
+        d20 = ntl.cast(input[2, 0, c], ntl.float32)
+        d21 = ntl.cast(input[2, 1, c], ntl.float32)
+        d22 = ntl.cast(input[2, 2, c], ntl.float32)
+        d23 = ntl.cast(input[2, 3, c], ntl.float32)
+        d30 = ntl.cast(input[3, 0, c], ntl.float32)
+        d31 = ntl.cast(input[3, 1, c], ntl.float32)
+        d32 = ntl.cast(input[3, 2, c], ntl.float32)
+        d33 = ntl.cast(input[3, 3, c], ntl.float32)
+        t00, t01, t02, t03 = d00 - d20, d01 - d21, d02 - d22, d03 - d23
+        t10, t11, t12, t13 = d10 + d20, d11 + d21, d12 + d22, d13 + d23
+        t20, t21, t22, t23 = d20 - d10, d21 - d11, d22 - d12, d23 - d13
+        t30, t31, t32, t33 = d10 - d30, d11 - d31, d12 - d32, d13 - d33
+
+        # (B^T d) B: columns combined, one position of the transformed tile per dot.
+        m00 += ntl.dot(t00 - t02, transformed_weight[0, 0, c])
+        m01 += ntl.dot(t01 + t02, transformed_weight[0, 1, c])
+        m02 += ntl.dot(t02 - t01, transformed_weight[0, 2, c])
+        m03 += ntl.dot(t01 - t03, transformed_weight[0, 3, c])
+        m10 += ntl.dot(t10 - t12, transformed_weight[1, 0, c])
+        m11 += ntl.dot(t11 + t12, transformed_weight[1, 1, c])
+        m12 += ntl.dot(t12 - t11, transformed_weight[1, 2, c])
+        m13 += ntl.dot(t11 - t13, transformed_weight[1, 3, c])
+        m20 += ntl.dot(t20 - t22, transformed_weight[2, 0, c])
+        m21 += ntl.dot(t21 + t22, transformed_weight[2, 1, c])
+        m22 += ntl.dot(t22 - t21, transformed_weight[2, 2, c])
+        m23 += ntl.dot(t21 - t23, transformed_weight[2, 3, c])
+        m30 += ntl.dot(t30 - t32, transformed_weight[3, 0, c])
+        m31 += ntl.dot(t31 + t32, transformed_weight[3, 1, c])
+        m32 += ntl.dot(t32 - t31, transformed_weight[3, 2, c])
+        m33 += ntl.dot(t31 - t33, transformed_weight[3, 3, c])
+
+    # A^T m A (A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]), then the bias.
+    s00, s01, s02, s03 = m00 + m10 + m20, m01 + m11 + m21, m02 + m12 + m22, m03 + m13 + m23
+    s10, s11, s12, s13 = m10 - m20 - m30, m11 - m21 - m31, m12 - m22 - m32, m13 - m23 - m33
+    b = ntl.cast(bias, ntl.float32)[None, :]
+    output[0, 0] = s00 + s01 + s02 + b
+    output[0, 1] = s01 - s02 - s03 + b
+    output[1, 0] = s10 + s11 + s12 + b
+    output[1, 1] = s11 - s12 - s13 + b
+
+
+def premake(padding_h=None, padding_w=None, dtype=None, block_size_t=None, block_size_c=None, block_size_k=None):
+    arrangement_ = functools.partial(
+        arrangement,
+        padding_h=padding_h,
+        padding_w=padding_w,
+        block_size_t=block_size_t,
+        block_size_c=block_size_c,
+        block_size_k=block_size_k,
+    )
+    tensors = (
+        Tensor(4, dtype=dtype, other=0),
+        Tensor(4, dtype=ninetoothed.float32, other=0),
+        Tensor(1, dtype=dtype),
+        Tensor(4, dtype=dtype),
+    )
+    return arrangement_, application, tensors
+
+
+BLOCK_SIZE_CF = ninetoothed.block_size(upper_bound=64)
+BLOCK_SIZE_KF = ninetoothed.block_size(upper_bound=64)
+
+
+def _filter_positions(tensor):
+    """(a, b, C, K) -> per program an (a, b) grid of (channels, filters) blocks."""
+    arranged = tensor.tile((1, 1, BLOCK_SIZE_CF, BLOCK_SIZE_KF)).tile((-1, -1, 1, 1)).squeeze((0, 1))
+    arranged.dtype = arranged.dtype.squeeze((2, 3))
+    arranged.dtype.dtype = arranged.dtype.dtype.squeeze((0, 1))
+    return arranged
+
+
+def filter_transform_arrangement(weight, transformed_weight):
+    return _filter_positions(weight.permute((2, 3, 1, 0))), _filter_positions(transformed_weight)
+
+
+def filter_transform_application(weight, transformed_weight):
+    g00 = ntl.cast(weight[0, 0], ntl.float32)
+    g01 = ntl.cast(weight[0, 1], ntl.float32)
+    g02 = ntl.cast(weight[0, 2], ntl.float32)
+    g10 = ntl.cast(weight[1, 0], ntl.float32)
+    g11 = ntl.cast(weight[1, 1], ntl.float32)
+    g12 = ntl.cast(weight[1, 2], ntl.float32)
+    g20 = ntl.cast(weight[2, 0], ntl.float32)
+    g21 = ntl.cast(weight[2, 1], ntl.float32)
+    g22 = ntl.cast(weight[2, 2], ntl.float32)
+
+    # G g (G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]): rows combined.
+    t00, t01, t02 = g00, g01, g02
+    t10, t11, t12 = (g00 + g10 + g20) * 0.5, (g01 + g11 + g21) * 0.5, (g02 + g12 + g22) * 0.5
+    t20, t21, t22 = (g00 - g10 + g20) * 0.5, (g01 - g11 + g21) * 0.5, (g02 - g12 + g22) * 0.5
+    t30, t31, t32 = g20, g21, g22
+
+    # (G g) G^T: columns combined.
+    transformed_weight[0, 0] = t00
+    transformed_weight[0, 1] = (t00 + t01 + t02) * 0.5
+    transformed_weight[0, 2] = (t00 - t01 + t02) * 0.5
+    transformed_weight[0, 3] = t02
+    transformed_weight[1, 0] = t10
+    transformed_weight[1, 1] = (t10 + t11 + t12) * 0.5
+    transformed_weight[1, 2] = (t10 - t11 + t12) * 0.5
+    transformed_weight[1, 3] = t12
+    transformed_weight[2, 0] = t20
+    transformed_weight[2, 1] = (t20 + t21 + t22) * 0.5
+    transformed_weight[2, 2] = (t20 - t21 + t22) * 0.5
+    transformed_weight[2, 3] = t22
+    transformed_weight[3, 0] = t30
+    transformed_weight[3, 1] = (t30 + t31 + t32) * 0.5
+    transformed_weight[3, 2] = (t30 - t31 + t32) * 0.5
+    transformed_weight[3, 3] = t32
+
+
+def premake_filter_transform(dtype=None):
+    tensors = (Tensor(4, dtype=dtype), Tensor(4, dtype=ninetoothed.float32))
+    return filter_transform_arrangement, filter_transform_application, tensors
+
+
+@functools.cache
+def cached_make(premake, *args, **keywords):
+    """One kernel per premake configuration, as operator libraries cache them."""
+    return ninetoothed.make(*premake(*args, **keywords), max_num_configs=MAX_NUM_CONFIGS)
+
+
+def transform_weight(weight):
+    """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, C, K) tensor."""
+    k, c, r, s = weight.shape
+    assert (r, s) == (3, 3), f"Winograd F(2x2, 3x3) takes 3x3 filters, not {r}x{s}."
+    transformed = torch.empty((4, 4, c, k), dtype=torch.float32, device=weight.device)
+    cached_make(premake_filter_transform)(weight, transformed)
+    return transformed
+
+
+def _pair(value):
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def conv2d(input, weight, bias=None, padding=0, *, transformed_weight=None, out=None):
+    """`torch.nn.functional.conv2d` for 3x3 filters at stride 1, dilation 1, one group.
+
+    `transformed_weight` (from `transform_weight(weight)`) saves the filter transform where the
+    same weights serve many calls."""
+    padding_h, padding_w = _pair(padding)
+    n, c, h, w = input.shape
+    k, c_weight, r, s = weight.shape
+    assert (r, s) == (3, 3), f"Winograd F(2x2, 3x3) takes 3x3 filters, not {r}x{s}."
+    assert c == c_weight, f"the input has {c} channels, the filters {c_weight}."
+    p, q = h + 2 * padding_h - 2, w + 2 * padding_w - 2
+    assert p > 0 and q > 0, f"a {h}x{w} input padded by {padding_h}, {padding_w} is smaller than the filter."
+
+    if out is None:
+        out = torch.empty((n, k, p, q), dtype=input.dtype, device=input.device)
+
+    assert out.shape == (n, k, p, q), f"`out` has shape {tuple(out.shape)}, expected {(n, k, p, q)}."
+
+    if bias is None:
+        bias = torch.zeros((k,), dtype=out.dtype, device=out.device)
+
+    if transformed_weight is None:
+        transformed_weight = transform_weight(weight)
+
+    cached_make(premake)(input, transformed_weight, bias, out, padding_h=padding_h, padding_w=padding_w)
+
+    return out
