@@ -8,6 +8,7 @@
 //   emitter.cpp              the kernel's parameters and prologue, output, arrays,
 //                            the context the block operations use (emit_context.h)
 //   emitter_nests.cpp        loop nests, the mask-free fast path, vector-width hints
+//   emitter_loop_order.cpp   which dimension of a 2-D nest goes innermost
 //   emitter_index_tables.cpp where index tables (index_tables.h) go: before which nests and loops
 //   emitter_transposed_pack.cpp which dot operands are packed by register transposes, and how
 //                            their elements are addressed (the tiles: transposed_tiles.h)
@@ -123,9 +124,8 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // Emits loops over `shape`; `body` gets the element index.
   void loops(const std::vector<Expr>& shape, const std::function<void(const std::vector<Expr>&)>& body,
              size_t d = 0, std::vector<Expr> index = {}, bool plain = false);
-  // A loop nest over `shape` whose body reads `trees` (and writes through
-  // `target`, if any): a fast path without masks when every block involved
-  // is wholly in bounds.
+  // A loop nest over `shape` whose body reads `trees` (and writes through `target`, if any): a
+  // fast path without masks when every block involved is wholly in bounds.
   // `hint`: whether the innermost loop may get a vector-width hint (vector_hint()); not for
   // nests that write through positions or pointers, nor stores of float16/bfloat16.
   // `fast_path`: emits the unmasked path itself instead of loops over `body`.
@@ -138,6 +138,10 @@ class Emitter : public EmitContext, private IndexTables::Host {
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
             bool hint = true, const std::function<void()>& fast_path = nullptr, bool prefetch = false,
             bool strips = false);
+  // loops(), or also the rows innermost where strides put rows near, columns apart.
+  void ordered_loops(const std::vector<Expr>& shape, const std::vector<Value>& trees,
+                     const lower::TensorAccess* target,
+                     const std::function<void(const std::vector<Expr>&)>& body);
   // A new index variable `prefix<n>` of a loop over [0, extent), its bounds in env_.
   Expr index_variable(const std::string& prefix, const Expr& extent);
   // Loads read by a tree where it is emitted (not inside materialised nodes).
@@ -158,8 +162,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // prefers 256 on AVX-512 CPUs; min_vector_width(512) in run() makes 512 legal).
   void vector_hint(const std::vector<Value>& trees, const lower::TensorAccess* target,
                    const std::vector<Expr>& index, const std::string& inner);
-  // The preprocessor test under which vector_hint() hints (nullopt: it does not); `wide`:
-  // the hint is 8 lanes (64-bit values), not 16.
+  // The test under which vector_hint() hints (nullopt: none); `wide`: 8 lanes (64-bit), not 16.
   std::optional<std::string> vector_hint_test(const std::vector<Value>& trees,
                                               const lower::TensorAccess* target,
                                               const std::vector<Expr>& index, const std::string& inner,
@@ -167,7 +170,6 @@ class Emitter : public EmitContext, private IndexTables::Host {
   void emit_vector_hint(const std::string& test, bool wide);
 
   // --- the next program's blocks (Mode::WorkItem; emitter_prefetch.cpp) -------------------
-  //
   // Where a nest opts in (nest()'s `prefetch`) and its innermost loop is unit-stride and hinted
   // 16 lanes wide, each strip of 16 elements first asks for the same elements of the next
   // program's block (ProgramLayout::next_program()); the file's header says why.

@@ -144,7 +144,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   }
   if (target) add_tests(*target);
   if (never_fast) {
-    loops(shape, body);
+    ordered_loops(shape, trees, target, body);
     return;
   }
   if (tests.empty()) {  // wholly in bounds wherever the block is: the unmasked path alone
@@ -157,7 +157,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
       vector_target_ = target;
       if (prefetch) prefetch_loads_ = reread_loads(trees, read_before);
       strips_ = strips;
-      loops(shape, body);
+      ordered_loops(shape, trees, target, body);
       vector_trees_ = nullptr;
       vector_target_ = nullptr;
       prefetch_loads_.clear();
@@ -177,7 +177,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   if (fast_path) {
     fast_path();
   } else {
-    loops(shape, body);
+    ordered_loops(shape, trees, target, body);
   }
   vector_trees_ = nullptr;
   vector_target_ = nullptr;
@@ -186,7 +186,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   fast_ = false;
   close("} else {");
   ++indent_;
-  loops(shape, body);
+  ordered_loops(shape, trees, target, body);
   close();
 }
 
@@ -199,7 +199,8 @@ void Emitter::for_each_load(const Value& v, const std::function<void(const Value
 std::optional<std::string> Emitter::unit_macro_of(const Expr& stride) const {
   if (!stride.is_var() || !declared_.count(stride->name)) return std::nullopt;
   std::string macro = unit_stride_macro(stride->name);
-  if (std::find(launch_macros_.begin(), launch_macros_.end(), macro) == launch_macros_.end()) return std::nullopt;
+  if (std::find(launch_macros_.begin(), launch_macros_.end(), macro) == launch_macros_.end())
+    return std::nullopt;
   return macro;
 }
 

@@ -1,0 +1,92 @@
+"""The loop order of 2-D nests (cpp/codegen/c/emitter_loop_order.cpp).
+
+Where every tensor a nest touches steps by a stride that may be 1 along the block's rows and by
+another stride along its columns, the work-item source holds a second copy of the nest with the
+rows innermost, chosen by the launch's unit-stride macros. The kernels below run with both
+layouts (the swapped copy for transposed tensors, the usual one for contiguous tensors) on odd
+sizes with partial blocks, in float32 and float16, each element checked.
+"""
+
+import pytest
+import torch
+
+import ninetoothed
+from ninetoothed import Tensor
+
+BLOCK_ROWS = ninetoothed.Symbol("BLOCK_ROWS", constexpr=True)
+BLOCK_COLUMNS = ninetoothed.Symbol("BLOCK_COLUMNS", constexpr=True)
+
+
+def _tiled(*tensors):
+    return tuple(t.tile((BLOCK_ROWS, BLOCK_COLUMNS)) for t in tensors)
+
+
+def _scaled_sum(x, y, output):
+    output = x * 2 + y  # noqa: F841
+
+
+def _every_other_column(x, output):
+    """The rows of `x`'s blocks are every other element of its rows (a Winograd tile's corners)."""
+    return x[:, ::2].tile((BLOCK_ROWS, BLOCK_COLUMNS)), output.tile((BLOCK_ROWS, BLOCK_COLUMNS))
+
+
+def _negated(x, output):
+    output = -x  # noqa: F841
+
+
+def _swapped_tests(source):
+    return [line.strip() for line in source.splitlines() if line.strip().startswith("#if 1 && NT_UNIT_")]
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
+@pytest.mark.parametrize("transposed", (True, False))
+def test_rows_innermost_where_the_rows_are_contiguous(transposed, dtype):
+    kernel = ninetoothed.make(_tiled, _scaled_sum, (Tensor(2), Tensor(2), Tensor(2)))
+    shape = (37, 45)
+
+    def make(fill=None):
+        if transposed:
+            t = torch.randn(shape[::-1]).to(dtype).t() if fill is None else torch.full(shape[::-1], fill).t()
+        else:
+            t = torch.randn(shape).to(dtype) if fill is None else torch.full(shape, fill)
+        return t.to(dtype)
+
+    x, y, output = make(), make(), make(float("nan"))
+    assert output.is_contiguous() != transposed
+
+    kernel(x, y, output, BLOCK_ROWS=16, BLOCK_COLUMNS=8)
+
+    expected = (x.double() * 2 + y.double()).to(dtype)
+    torch.testing.assert_close(output, expected, rtol=0, atol=0)
+    tests = _swapped_tests(kernel.source)
+    # Every tensor's rows may be contiguous and its columns are not: rows innermost, under the
+    # three tensors' macros.
+    assert tests and all(t.count("!NT_UNIT_") == 3 for t in tests), tests
+
+
+def test_rows_a_few_elements_apart():
+    kernel = ninetoothed.make(_every_other_column, _negated, (Tensor(2), Tensor(2)))
+    x = torch.randn(29, 61).t()  # (61, 29): the rows of x[:, ::2] are two elements apart
+    output = torch.full((15, 61), float("nan")).t()
+
+    kernel(x, output, BLOCK_ROWS=8, BLOCK_COLUMNS=16)
+
+    assert torch.equal(output, -x[:, ::2])
+    tests = _swapped_tests(kernel.source)
+    # x's rows step by 2 * its stride, its columns by 2 * the other: no macro says the columns are
+    # not contiguous, the output's does.
+    assert tests and all(t.count("!NT_UNIT_") == 1 for t in tests), tests
+
+
+def test_the_usual_order_where_a_tensor_has_contiguous_columns():
+    kernel = ninetoothed.make(_tiled, _scaled_sum, (Tensor(2), Tensor(2), Tensor(2)))
+    x = torch.randn(23, 19).t()
+    y, output = torch.randn(19, 23), torch.full((19, 23), float("nan"))
+
+    kernel(x, y, output, BLOCK_ROWS=8, BLOCK_COLUMNS=8)
+
+    torch.testing.assert_close(output, x * 2 + y, rtol=0, atol=0)
+    # The swapped copy is built only where no tensor's columns are contiguous: its test names
+    # the column stride of each of the three.
+    tests = _swapped_tests(kernel.source)
+    assert tests and all(t.count("!NT_UNIT_") == 3 for t in tests), tests
