@@ -87,6 +87,9 @@ def arrangement(
 
 
 def application(input, transformed_weight, bias, output):
+    # float32 products on every device (no TF32): the transforms' sums of up to 16 products
+    # would carry TF32's rounding of each.
+    precision: ntl.constexpr = "ieee"
     m00 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
     m01 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
     m02 = ntl.zeros(output[0, 0].shape, dtype=ntl.float32)
@@ -129,22 +132,22 @@ def application(input, transformed_weight, bias, output):
         t30, t31, t32, t33 = d10 - d30, d11 - d31, d12 - d32, d13 - d33
 
         # (B^T d) B: columns combined, one position of the transformed tile per dot.
-        m00 += ntl.dot(t00 - t02, transformed_weight[0, 0, c])
-        m01 += ntl.dot(t01 + t02, transformed_weight[0, 1, c])
-        m02 += ntl.dot(t02 - t01, transformed_weight[0, 2, c])
-        m03 += ntl.dot(t01 - t03, transformed_weight[0, 3, c])
-        m10 += ntl.dot(t10 - t12, transformed_weight[1, 0, c])
-        m11 += ntl.dot(t11 + t12, transformed_weight[1, 1, c])
-        m12 += ntl.dot(t12 - t11, transformed_weight[1, 2, c])
-        m13 += ntl.dot(t11 - t13, transformed_weight[1, 3, c])
-        m20 += ntl.dot(t20 - t22, transformed_weight[2, 0, c])
-        m21 += ntl.dot(t21 + t22, transformed_weight[2, 1, c])
-        m22 += ntl.dot(t22 - t21, transformed_weight[2, 2, c])
-        m23 += ntl.dot(t21 - t23, transformed_weight[2, 3, c])
-        m30 += ntl.dot(t30 - t32, transformed_weight[3, 0, c])
-        m31 += ntl.dot(t31 + t32, transformed_weight[3, 1, c])
-        m32 += ntl.dot(t32 - t31, transformed_weight[3, 2, c])
-        m33 += ntl.dot(t31 - t33, transformed_weight[3, 3, c])
+        m00 += ntl.dot(t00 - t02, transformed_weight[0, 0, c], input_precision=precision)
+        m01 += ntl.dot(t01 + t02, transformed_weight[0, 1, c], input_precision=precision)
+        m02 += ntl.dot(t02 - t01, transformed_weight[0, 2, c], input_precision=precision)
+        m03 += ntl.dot(t01 - t03, transformed_weight[0, 3, c], input_precision=precision)
+        m10 += ntl.dot(t10 - t12, transformed_weight[1, 0, c], input_precision=precision)
+        m11 += ntl.dot(t11 + t12, transformed_weight[1, 1, c], input_precision=precision)
+        m12 += ntl.dot(t12 - t11, transformed_weight[1, 2, c], input_precision=precision)
+        m13 += ntl.dot(t11 - t13, transformed_weight[1, 3, c], input_precision=precision)
+        m20 += ntl.dot(t20 - t22, transformed_weight[2, 0, c], input_precision=precision)
+        m21 += ntl.dot(t21 + t22, transformed_weight[2, 1, c], input_precision=precision)
+        m22 += ntl.dot(t22 - t21, transformed_weight[2, 2, c], input_precision=precision)
+        m23 += ntl.dot(t21 - t23, transformed_weight[2, 3, c], input_precision=precision)
+        m30 += ntl.dot(t30 - t32, transformed_weight[3, 0, c], input_precision=precision)
+        m31 += ntl.dot(t31 + t32, transformed_weight[3, 1, c], input_precision=precision)
+        m32 += ntl.dot(t32 - t31, transformed_weight[3, 2, c], input_precision=precision)
+        m33 += ntl.dot(t31 - t33, transformed_weight[3, 3, c], input_precision=precision)
 
     # A^T m A (A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]), then the bias.
     s00, s01, s02, s03 = m00 + m10 + m20, m01 + m11 + m21, m02 + m12 + m22, m03 + m13 + m23
@@ -156,7 +159,9 @@ def application(input, transformed_weight, bias, output):
     output[1, 1] = s11 - s12 - s13 + b
 
 
-def premake(padding_h=None, padding_w=None, dtype=None, block_size_t=None, block_size_c=None, block_size_k=None):
+def premake(
+    padding_h=None, padding_w=None, dtype=None, block_size_t=None, block_size_c=None, block_size_k=None
+):
     arrangement_ = functools.partial(
         arrangement,
         padding_h=padding_h,
