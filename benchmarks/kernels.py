@@ -49,7 +49,9 @@ from ninetoothed._core import current_device  # noqa: E402
 # --- The kernels: the tutorial's (examples/), rms_norm, and the tests' conv2d and attention ------
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests", "python")]
+sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests", "python"),
+                os.path.join(ROOT, "tests", "python", "ops")]
+from corpus import conv2d_winograd  # noqa: E402
 from test_kernels_attention import KERNEL as attention  # noqa: E402
 from test_kernels_convolution import _conv2d_kernel  # noqa: E402
 from tutorial_kernels import BLOCK_SIZE  # noqa: E402
@@ -265,6 +267,23 @@ def main():
     check("conv2d", output, F.conv2d(input.double(), filter.double(), padding=1), 1e-4, 1e-4 * 24)
     compare(f"conv2d {batch}x{channels}x{size}^2 * {filters}x3x3 / torch",
             lambda: conv2d(input, filter, output, padding_h=1, padding_w=1),
+            lambda: F.conv2d(input, filter, padding=1), "flops",
+            2 * batch * filters * size * size * channels * 9, runs=runs)
+
+    # The same convolution by Winograd's F(2x2, 3x3) (tests/python/ops/corpus/conv2d_winograd.py):
+    # the filter transform and the convolution in every call, blocks of 32 tiles, 32 channels and
+    # 128 filters (chosen by hand for this CPU; the corpus's own make() tunes one candidate).
+    winograd = ninetoothed.make(*conv2d_winograd.premake(
+        padding_h=1, padding_w=1, block_size_t=32, block_size_c=32, block_size_k=128))
+    bias = torch.zeros(filters)
+
+    def conv2d_by_winograd():
+        winograd(input, conv2d_winograd.transform_weight(filter), bias, output)
+
+    output.fill_(float("nan"))
+    conv2d_by_winograd()
+    check("conv2d (Winograd)", output, F.conv2d(input.double(), filter.double(), padding=1), 1e-4, 1e-4 * 24)
+    compare(f"conv2d {batch}x{channels}x{size}^2 * {filters}x3x3, Winograd / torch", conv2d_by_winograd,
             lambda: F.conv2d(input, filter, padding=1), "flops",
             2 * batch * filters * size * size * channels * 9, runs=runs)
 

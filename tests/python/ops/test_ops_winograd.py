@@ -2,8 +2,9 @@
 
 Shapes with odd output sizes (a last row or column of 2x2 tiles half outside the output), runs
 of tiles and blocks of channels and filters that end partly past their sizes, several blocks of
-channels (the accumulation over them), zero, one and uneven padding, a bias and none, a
-channels-last input, and float16 (transforms and products in float32). The filter transform is
+channels (the accumulation over them), one output row of one tile, padding of 1 and uneven
+padding (2, 0), a bias and none, a channels-last input, and float16 (transforms and products in
+float32). The filter transform is
 checked on its own against G g G^T in float64.
 """
 
@@ -18,8 +19,8 @@ from ops_testing import assert_matches, poisoned
 
 G = torch.tensor([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=torch.float64)
 
-# Small blocks, so that the shapes below cross them: 8 tiles a run, 16 channels and 16 filters.
-BLOCKS = {"block_size_t": 8, "block_size_c": 16, "block_size_k": 16}
+# Small blocks, so that the shapes below cross them: 16 tiles a run, 16 channels and 16 filters.
+BLOCKS = {"block_size_t": 16, "block_size_c": 16, "block_size_k": 16}
 
 
 @pytest.fixture(autouse=True)
@@ -40,25 +41,26 @@ def _conv2d(input, weight, bias, padding, out):
 
 def test_filter_transform_matches_g_g_gt():
     weight = torch.randn(37, 21, 3, 3)
-    expected = torch.einsum("ar,kcrs,bs->abck", G, weight.double(), G)
+    expected = torch.einsum("ar,kcrs,bs->abkc", G, weight.double(), G)
 
     transformed = conv2d_winograd.transform_weight(weight)
 
-    assert transformed.shape == (4, 4, 21, 37) and transformed.dtype == torch.float32
+    assert transformed.shape == (4, 4, 37, 21) and transformed.dtype == torch.float32
     torch.testing.assert_close(transformed.double(), expected, rtol=1e-6, atol=1e-6)
 
 
 # (input shape, filters, padding, bias)
+# Paddings are constexpr: the cases share two of them, a build each (per dtype and layout).
 CASES = {
-    "odd-sizes-padding-1": ((2, 19, 13, 23), 21, 1, True),
-    "even-sizes-no-padding": ((1, 40, 18, 34), 33, 0, False),
-    "uneven-padding": ((3, 5, 9, 6), 7, (2, 0), True),
-    "one-tile": ((1, 3, 3, 4), 2, 0, True),
+    "odd-sizes": ((2, 19, 13, 23), 21, 1, True, torch.float32),
+    "odd-sizes-float16": ((2, 19, 13, 23), 21, 1, True, torch.float16),
+    "even-sizes-no-bias": ((1, 40, 18, 34), 33, 1, False, torch.float32),
+    "one-tile": ((1, 3, 1, 2), 2, 1, True, torch.float32),
+    "uneven-padding": ((3, 5, 9, 6), 7, (2, 0), True, torch.float32),
 }
 
 
-@pytest.mark.parametrize("dtype", (torch.float32, torch.float16))
-@pytest.mark.parametrize("input_shape, filters, padding, with_bias", CASES.values(), ids=CASES.keys())
+@pytest.mark.parametrize("input_shape, filters, padding, with_bias, dtype", CASES.values(), ids=CASES.keys())
 def test_conv2d_winograd(input_shape, filters, padding, with_bias, dtype):
     input = torch.randn(input_shape).to(dtype)
     weight = torch.randn(filters, input_shape[1], 3, 3).to(dtype)

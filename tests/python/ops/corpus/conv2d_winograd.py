@@ -8,15 +8,20 @@ Neural Networks", 2015), one tile of the correlation is
 
 where * multiplies element by element: 16 products per channel where the direct form needs 36.
 Summed over the channels, each of the 16 positions of the 4x4 transformed tile is a GEMM of the
-tiles' transformed windows (tiles x C) by the transformed filters (C x K).
+transformed filters (K x C) by the tiles' transformed windows (C x tiles).
 
 Two kernels:
-- `filter_transform` writes U = G g G^T for every (channel, filter) pair, as a float32 (4, 4, C, K)
-  tensor: position (a, b) of every transformed filter is one C x K matrix.
-- the convolution: a program takes a run of tiles along one row of tiles of one image and a block
-  of filters. For every block of channels it transforms the windows (B^T d B, in float32) and
-  accumulates the 16 products with U's blocks in 16 accumulators; at the end it applies A^T . A
-  and stores the 2x2 outputs of each tile, bias added.
+- `filter_transform` writes U = G g G^T for every (filter, channel) pair, as a float32 (4, 4, K, C)
+  tensor: position (a, b) of every transformed filter is one K x C matrix.
+- the convolution: a program takes a block of filters and a run of tiles along one row of tiles of
+  one image. For every block of channels it transforms the windows (B^T d B, in float32) and
+  accumulates the 16 products of U's blocks with them in 16 accumulators; at the end it applies
+  A^T . A and stores the 2x2 outputs of each tile, bias added.
+
+The blocks are (filters, tiles) and (channels, tiles), tiles last: along a row of tiles an NCHW
+tensor's elements are two apart (the windows' and the outputs' corners), so a block's rows read and
+write a few cache lines each; with channels or filters last, each element of a row would be a
+line of its own. A run of tiles must be 16 or more: the dot's micro-kernel is 16 columns wide.
 """
 
 import functools
@@ -30,7 +35,7 @@ from ninetoothed import Symbol, Tensor
 PADDING_H = Symbol("padding_h", constexpr=True)
 PADDING_W = Symbol("padding_w", constexpr=True)
 
-BLOCK_SIZE_T = ninetoothed.block_size(lower_bound=8, upper_bound=64)
+BLOCK_SIZE_T = ninetoothed.block_size(lower_bound=16, upper_bound=64)
 BLOCK_SIZE_C = ninetoothed.block_size(lower_bound=16, upper_bound=128)
 BLOCK_SIZE_K = ninetoothed.block_size(lower_bound=16, upper_bound=128)
 
@@ -56,32 +61,34 @@ def arrangement(
     block_size_c = BLOCK_SIZE_C if block_size_c is None else block_size_c
     block_size_k = BLOCK_SIZE_K if block_size_k is None else block_size_k
 
-    # Programs: (image, row of tiles, run of tiles, block of filters). Each holds its 2 x 2
-    # output positions as (tiles, filters) blocks.
-    output_arranged = _windows(output, 2).tile((1, 1, 1, 1, block_size_t, block_size_k))
+    # Programs: (image, row of tiles, block of filters, run of tiles). Each holds its 2 x 2
+    # output positions as (filters, tiles) blocks.
+    output_arranged = _windows(output, 2).permute((0, 1, 2, 3, 5, 4))
+    output_arranged = output_arranged.tile((1, 1, 1, 1, block_size_k, block_size_t))
     output_arranged = output_arranged.tile((-1, -1, 1, 1, 1, 1)).squeeze((0, 1))
     output_arranged.dtype = output_arranged.dtype.squeeze((2, 3, 4, 5))
     output_arranged.dtype.dtype = output_arranged.dtype.dtype.squeeze((0, 1, 2, 3))
     grid = output_arranged.shape
 
-    # The windows: per program a (4, 4, channel blocks) grid of (tiles, channels) blocks.
+    # The windows: per program a (4, 4, channel blocks) grid of (channels, tiles) blocks.
     input_arranged = input.pad(((0, 0), (0, 0), (padding_h, padding_h), (padding_w, padding_w)))
-    input_arranged = _windows(input_arranged, 4).tile((1, 1, 1, 1, block_size_t, block_size_c))
-    input_arranged = input_arranged.tile((-1, -1, 1, 1, 1, -1)).squeeze((0, 1, 5))
-    input_arranged.dtype = input_arranged.dtype.squeeze((2, 3, 4))
+    input_arranged = _windows(input_arranged, 4).permute((0, 1, 2, 3, 5, 4))
+    input_arranged = input_arranged.tile((1, 1, 1, 1, block_size_c, block_size_t))
+    input_arranged = input_arranged.tile((-1, -1, 1, 1, -1, 1)).squeeze((0, 1, 4))
+    input_arranged.dtype = input_arranged.dtype.squeeze((2, 3, 5))
     input_arranged.dtype.dtype = input_arranged.dtype.dtype.squeeze((0, 1, 2, 3))
-    input_arranged = input_arranged.unsqueeze(3).expand((-1, -1, -1, grid[3]))
+    input_arranged = input_arranged.unsqueeze(2).expand((-1, -1, grid[2], -1))
 
-    # U: per program a (4, 4, channel blocks) grid of (channels, filters) blocks.
-    weight_arranged = transformed_weight.tile((1, 1, block_size_c, block_size_k))
-    weight_arranged = weight_arranged.tile((-1, -1, -1, 1)).squeeze((0, 1, 2))
-    weight_arranged.dtype = weight_arranged.dtype.squeeze(3)
+    # U: per program a (4, 4, channel blocks) grid of (filters, channels) blocks.
+    weight_arranged = transformed_weight.tile((1, 1, block_size_k, block_size_c))
+    weight_arranged = weight_arranged.tile((-1, -1, 1, -1)).squeeze((0, 1, 3))
+    weight_arranged.dtype = weight_arranged.dtype.squeeze(2)
     weight_arranged.dtype.dtype = weight_arranged.dtype.dtype.squeeze((0, 1))
-    weight_arranged = weight_arranged.unsqueeze(0).unsqueeze(0).unsqueeze(0)
-    weight_arranged = weight_arranged.expand((grid[0], grid[1], grid[2], -1))
+    weight_arranged = weight_arranged.unsqueeze(0).unsqueeze(0).unsqueeze(3)
+    weight_arranged = weight_arranged.expand((grid[0], grid[1], -1, grid[3]))
 
-    bias_arranged = bias.tile((block_size_k,)).unsqueeze(0).unsqueeze(0).unsqueeze(0)
-    bias_arranged = bias_arranged.expand((grid[0], grid[1], grid[2], -1))
+    bias_arranged = bias.tile((block_size_k,)).unsqueeze(0).unsqueeze(0).unsqueeze(3)
+    bias_arranged = bias_arranged.expand((grid[0], grid[1], -1, grid[3]))
 
     return input_arranged, weight_arranged, bias_arranged, output_arranged
 
@@ -132,27 +139,27 @@ def application(input, transformed_weight, bias, output):
         t30, t31, t32, t33 = d10 - d30, d11 - d31, d12 - d32, d13 - d33
 
         # (B^T d) B: columns combined, one position of the transformed tile per dot.
-        m00 += ntl.dot(t00 - t02, transformed_weight[0, 0, c], input_precision=precision)
-        m01 += ntl.dot(t01 + t02, transformed_weight[0, 1, c], input_precision=precision)
-        m02 += ntl.dot(t02 - t01, transformed_weight[0, 2, c], input_precision=precision)
-        m03 += ntl.dot(t01 - t03, transformed_weight[0, 3, c], input_precision=precision)
-        m10 += ntl.dot(t10 - t12, transformed_weight[1, 0, c], input_precision=precision)
-        m11 += ntl.dot(t11 + t12, transformed_weight[1, 1, c], input_precision=precision)
-        m12 += ntl.dot(t12 - t11, transformed_weight[1, 2, c], input_precision=precision)
-        m13 += ntl.dot(t11 - t13, transformed_weight[1, 3, c], input_precision=precision)
-        m20 += ntl.dot(t20 - t22, transformed_weight[2, 0, c], input_precision=precision)
-        m21 += ntl.dot(t21 + t22, transformed_weight[2, 1, c], input_precision=precision)
-        m22 += ntl.dot(t22 - t21, transformed_weight[2, 2, c], input_precision=precision)
-        m23 += ntl.dot(t21 - t23, transformed_weight[2, 3, c], input_precision=precision)
-        m30 += ntl.dot(t30 - t32, transformed_weight[3, 0, c], input_precision=precision)
-        m31 += ntl.dot(t31 + t32, transformed_weight[3, 1, c], input_precision=precision)
-        m32 += ntl.dot(t32 - t31, transformed_weight[3, 2, c], input_precision=precision)
-        m33 += ntl.dot(t31 - t33, transformed_weight[3, 3, c], input_precision=precision)
+        m00 += ntl.dot(transformed_weight[0, 0, c], t00 - t02, input_precision=precision)
+        m01 += ntl.dot(transformed_weight[0, 1, c], t01 + t02, input_precision=precision)
+        m02 += ntl.dot(transformed_weight[0, 2, c], t02 - t01, input_precision=precision)
+        m03 += ntl.dot(transformed_weight[0, 3, c], t01 - t03, input_precision=precision)
+        m10 += ntl.dot(transformed_weight[1, 0, c], t10 - t12, input_precision=precision)
+        m11 += ntl.dot(transformed_weight[1, 1, c], t11 + t12, input_precision=precision)
+        m12 += ntl.dot(transformed_weight[1, 2, c], t12 - t11, input_precision=precision)
+        m13 += ntl.dot(transformed_weight[1, 3, c], t11 - t13, input_precision=precision)
+        m20 += ntl.dot(transformed_weight[2, 0, c], t20 - t22, input_precision=precision)
+        m21 += ntl.dot(transformed_weight[2, 1, c], t21 + t22, input_precision=precision)
+        m22 += ntl.dot(transformed_weight[2, 2, c], t22 - t21, input_precision=precision)
+        m23 += ntl.dot(transformed_weight[2, 3, c], t21 - t23, input_precision=precision)
+        m30 += ntl.dot(transformed_weight[3, 0, c], t30 - t32, input_precision=precision)
+        m31 += ntl.dot(transformed_weight[3, 1, c], t31 + t32, input_precision=precision)
+        m32 += ntl.dot(transformed_weight[3, 2, c], t32 - t31, input_precision=precision)
+        m33 += ntl.dot(transformed_weight[3, 3, c], t31 - t33, input_precision=precision)
 
     # A^T m A (A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]), then the bias.
     s00, s01, s02, s03 = m00 + m10 + m20, m01 + m11 + m21, m02 + m12 + m22, m03 + m13 + m23
     s10, s11, s12, s13 = m10 - m20 - m30, m11 - m21 - m31, m12 - m22 - m32, m13 - m23 - m33
-    b = ntl.cast(bias, ntl.float32)[None, :]
+    b = ntl.cast(bias, ntl.float32)[:, None]
     output[0, 0] = s00 + s01 + s02 + b
     output[0, 1] = s01 - s02 - s03 + b
     output[1, 0] = s10 + s11 + s12 + b
@@ -179,20 +186,21 @@ def premake(
     return arrangement_, application, tensors
 
 
-BLOCK_SIZE_CF = ninetoothed.block_size(upper_bound=64)
-BLOCK_SIZE_KF = ninetoothed.block_size(upper_bound=64)
+TRANSFORM_BLOCK_K = ninetoothed.block_size(upper_bound=64)
+TRANSFORM_BLOCK_C = ninetoothed.block_size(upper_bound=64)
 
 
 def _filter_positions(tensor):
-    """(a, b, C, K) -> per program an (a, b) grid of (channels, filters) blocks."""
-    arranged = tensor.tile((1, 1, BLOCK_SIZE_CF, BLOCK_SIZE_KF)).tile((-1, -1, 1, 1)).squeeze((0, 1))
+    """(a, b, K, C) -> per program an (a, b) grid of (filters, channels) blocks."""
+    arranged = tensor.tile((1, 1, TRANSFORM_BLOCK_K, TRANSFORM_BLOCK_C))
+    arranged = arranged.tile((-1, -1, 1, 1)).squeeze((0, 1))
     arranged.dtype = arranged.dtype.squeeze((2, 3))
     arranged.dtype.dtype = arranged.dtype.dtype.squeeze((0, 1))
     return arranged
 
 
 def filter_transform_arrangement(weight, transformed_weight):
-    return _filter_positions(weight.permute((2, 3, 1, 0))), _filter_positions(transformed_weight)
+    return _filter_positions(weight.permute((2, 3, 0, 1))), _filter_positions(transformed_weight)
 
 
 def filter_transform_application(weight, transformed_weight):
@@ -243,10 +251,10 @@ def cached_make(premake, *args, **keywords):
 
 
 def transform_weight(weight):
-    """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, C, K) tensor."""
+    """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, K, C) tensor."""
     k, c, r, s = weight.shape
     assert (r, s) == (3, 3), f"Winograd F(2x2, 3x3) takes 3x3 filters, not {r}x{s}."
-    transformed = torch.empty((4, 4, c, k), dtype=torch.float32, device=weight.device)
+    transformed = torch.empty((4, 4, k, c), dtype=torch.float32, device=weight.device)
     cached_make(premake_filter_transform)(weight, transformed)
     return transformed
 
