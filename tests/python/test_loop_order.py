@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Tensor
 
 BLOCK_ROWS = ninetoothed.Symbol("BLOCK_ROWS", constexpr=True)
@@ -90,3 +91,23 @@ def test_the_usual_order_where_a_tensor_has_contiguous_columns():
     # the column stride of each of the three.
     tests = _swapped_tests(kernel.source)
     assert tests and all(t.count("!NT_UNIT_") == 3 for t in tests), tests
+
+
+def _normalized(x, output):
+    numerator = ntl.exp(x)
+    output = numerator / ntl.sum(numerator)  # noqa: F841
+
+
+def test_a_block_sum_folded_into_its_let_keeps_the_usual_order():
+    """A Let's block-wide sum is folded into partial results by the lane of its innermost loop
+    as the Let is written (write_array()): that nest keeps its order, and the result is right
+    with rows that may be innermost."""
+    kernel = ninetoothed.make(_tiled, _normalized, (Tensor(2), Tensor(2)))
+    x = torch.randn(24, 40).t()  # (40, 24): rows contiguous
+    output = torch.full((24, 40), float("nan")).t()
+
+    kernel(x, output, BLOCK_ROWS=8, BLOCK_COLUMNS=8)
+
+    blocks = x.double().reshape(5, 8, 3, 8).permute(0, 2, 1, 3)
+    expected = (blocks.exp() / blocks.exp().sum((2, 3), keepdim=True)).permute(0, 2, 1, 3).reshape(40, 24)
+    torch.testing.assert_close(output.double(), expected, rtol=1e-5, atol=1e-7)

@@ -129,6 +129,8 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
                    const std::function<void(const std::vector<Expr>&)>& body, bool hint,
                    const std::function<void()>& fast_path, bool prefetch, bool strips) {
   const std::set<int> read_before = loaded_params_;
+  // A body that folds reductions by lane (write_array()) reads the lane of loops()' innermost loop.
+  auto in_order = [&] { strips ? loops(shape, body) : ordered_loops(shape, trees, target, body); };
   std::vector<std::string> tests;
   std::set<std::string> seen;
   bool never_fast = false;  // a corner test that is constant false: only the masked path
@@ -144,7 +146,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   }
   if (target) add_tests(*target);
   if (never_fast) {
-    ordered_loops(shape, trees, target, body);
+    in_order();
     return;
   }
   if (tests.empty()) {  // wholly in bounds wherever the block is: the unmasked path alone
@@ -157,7 +159,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
       vector_target_ = target;
       if (prefetch) prefetch_loads_ = reread_loads(trees, read_before);
       strips_ = strips;
-      ordered_loops(shape, trees, target, body);
+      in_order();
       vector_trees_ = nullptr;
       vector_target_ = nullptr;
       prefetch_loads_.clear();
@@ -177,7 +179,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   if (fast_path) {
     fast_path();
   } else {
-    ordered_loops(shape, trees, target, body);
+    in_order();
   }
   vector_trees_ = nullptr;
   vector_target_ = nullptr;
@@ -186,7 +188,7 @@ void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& tre
   fast_ = false;
   close("} else {");
   ++indent_;
-  ordered_loops(shape, trees, target, body);
+  in_order();
   close();
 }
 
