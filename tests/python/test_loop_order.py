@@ -1,10 +1,12 @@
 """The loop order of 2-D nests (cpp/codegen/c/emitter_loop_order.cpp).
 
-Where every tensor a nest touches steps by a stride that may be 1 along the block's rows and by
-another stride along its columns, the work-item source holds a second copy of the nest with the
-rows innermost, chosen by the launch's unit-stride macros. The kernels below run with both
-layouts (the swapped copy for transposed tensors, the usual one for contiguous tensors) on odd
-sizes with partial blocks, in float32 and float16, each element checked.
+Where every tensor a store, materialisation or packing nest touches steps by a stride that may
+be 1 along the block's rows and by another stride along its columns, the source holds a second
+copy of the nest with the rows innermost, chosen by the launch's unit-stride macros. The kernels
+below run with both layouts (the swapped copy for transposed tensors, the usual one for
+contiguous tensors) on odd sizes with partial blocks, in float32 and float16, each element
+checked; the source is checked for which nests get the copy, in the distributed form (element
+kernels) and the one-work-item form (kernels with a dot), and for the loop inside the copy.
 """
 
 import pytest
@@ -74,8 +76,8 @@ def test_rows_a_few_elements_apart():
 
     assert torch.equal(output, -x[:, ::2])
     tests = _swapped_tests(kernel.source)
-    # x's rows step by 2 * its stride, its columns by 2 * the other: no macro says the columns are
-    # not contiguous, the output's does.
+    # x's columns step by twice its second stride, which no macro can call 1: only the output's
+    # column stride is named.
     assert tests and all(t.count("!NT_UNIT_") == 1 for t in tests), tests
 
 
@@ -111,3 +113,88 @@ def test_a_block_sum_folded_into_its_let_keeps_the_usual_order():
     blocks = x.double().reshape(5, 8, 3, 8).permute(0, 2, 1, 3)
     expected = (blocks.exp() / blocks.exp().sum((2, 3), keepdim=True)).permute(0, 2, 1, 3).reshape(40, 24)
     torch.testing.assert_close(output.double(), expected, rtol=1e-5, atol=1e-7)
+
+
+def _rows_then_columns(source):
+    """The extents of the two loops right after each swapped copy's #if, outer first."""
+    lines = [line.strip() for line in source.splitlines()]
+    found = []
+    for i, line in enumerate(lines):
+        if line.startswith("#if 1 && NT_UNIT_"):
+            loops = [lines[i + 1], lines[i + 2]]
+            found.append(tuple(loop.split(" < ")[1].split(";")[0] for loop in loops))
+    return found
+
+
+BLOCK_K = ninetoothed.Symbol("BLOCK_K", constexpr=True)
+
+
+def _matmul_arrangement(a, b, output):
+    output_arranged = output.tile((BLOCK_ROWS, BLOCK_COLUMNS))
+    a_arranged = a.tile((BLOCK_ROWS, BLOCK_K)).tile((1, -1)).expand((-1, output_arranged.shape[1]))
+    a_arranged.dtype = a_arranged.dtype.squeeze(0)
+    b_arranged = b.tile((BLOCK_K, BLOCK_COLUMNS)).tile((-1, 1)).expand((output_arranged.shape[0], -1))
+    b_arranged.dtype = b_arranged.dtype.squeeze(1)
+    return a_arranged, b_arranged, output_arranged
+
+
+def _matmul(a, b, output):
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    for k in range(a.shape[0]):
+        accumulator += ntl.dot(a[k], b[k])
+    output = accumulator  # noqa: F841
+
+
+def test_a_dots_store_to_a_transposed_output_in_the_work_item_form():
+    kernel = ninetoothed.make(_matmul_arrangement, _matmul, (Tensor(2), Tensor(2), Tensor(2)))
+    a, b = torch.randn(37, 20), torch.randn(20, 45)
+    output = torch.full((45, 37), float("nan")).t()
+
+    kernel(a, b, output, BLOCK_ROWS=16, BLOCK_COLUMNS=16, BLOCK_K=8)
+
+    torch.testing.assert_close(output.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)
+    source = kernel.source
+    # The store of the result tile (the work-item form: no work-items' test), columns outside,
+    # rows inside.
+    store = [t for t in _swapped_tests(source) if "NT_WORK_ITEMS" not in t and t.count("!NT_UNIT_") == 1]
+    assert store, _swapped_tests(source)
+    assert ("BLOCK_COLUMNS", "BLOCK_ROWS") in _rows_then_columns(source)
+
+
+def _scattered(value, rows, columns, output):
+    output[rows, columns] = value
+
+
+def test_scatters_keep_their_order():
+    """Which of two writes to one place lands last is the scatter's order: no second copy."""
+    kernel = ninetoothed.make(
+        lambda *tensors: tuple(t.tile((BLOCK_ROWS, BLOCK_COLUMNS)) for t in tensors),
+        _scattered,
+        (Tensor(2), Tensor(2), Tensor(2), Tensor(2)),
+    )
+    n = 8
+    value = torch.arange(n * n, dtype=torch.float32).reshape(n, n).t().contiguous().t()
+    rows = torch.arange(n).reshape(n, 1).expand(n, n).t().contiguous().t()
+    columns = torch.arange(n).reshape(1, n).expand(n, n).t().contiguous().t()
+    output = torch.full((n, n), -1.0)
+
+    kernel(value, rows, columns, output, BLOCK_ROWS=n, BLOCK_COLUMNS=n)
+
+    assert torch.equal(output, value)
+    assert not _swapped_tests(kernel.source)
+
+
+def _transposed(x, output):
+    output = ntl.trans(x) * 2  # noqa: F841
+
+
+def test_a_transposed_read_keeps_the_order():
+    """x's block is read transposed: its rows are not the nest's, so the nest is not swapped."""
+    kernel = ninetoothed.make(_tiled, _transposed, (Tensor(2), Tensor(2)))
+    x = torch.randn(32, 32).t()
+    output = torch.full((32, 32), float("nan")).t()
+
+    kernel(x, output, BLOCK_ROWS=8, BLOCK_COLUMNS=8)
+
+    assert torch.equal(output, (x.reshape(4, 8, 4, 8).transpose(1, 3) * 2).reshape(32, 32))
+    assert not _swapped_tests(kernel.source)

@@ -133,11 +133,11 @@ class Emitter : public EmitContext, private IndexTables::Host {
   // may be strip-mined to prefetch the next program's blocks (reread_loads()); a nest with no
   // dimensions leaves the loads to prefetch to `body` (a reduction's lanes). `strips`: the
   // unmasked innermost loop is strip-mined whenever it is hinted 16 lanes wide (write_array()'s
-  // folds index their partial results by lane_of_last_).
+  // folds index their partial results by lane_of_last_). `reorder`: ordered_loops() may swap.
   void nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
             const lower::TensorAccess* target, const std::function<void(const std::vector<Expr>&)>& body,
             bool hint = true, const std::function<void()>& fast_path = nullptr, bool prefetch = false,
-            bool strips = false);
+            bool strips = false, bool reorder = false);
   // loops(), or also the rows innermost where strides put rows near, columns apart.
   void ordered_loops(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                      const lower::TensorAccess* target,

@@ -1,9 +1,13 @@
 // Which dimension of a 2-D loop nest goes innermost (Emitter::ordered_loops()).
 //
-// In: a nest's shape, the values its body reads and the tensor it writes. Out: the nest's loops,
-// columns innermost as loops() writes them, or, where every tensor the nest touches steps through
-// memory by a few elements along the rows and by a whole stride along the columns, a second
-// copy with the rows innermost, chosen by the preprocessor from the launch's unit-stride macros.
+// In: a nest whose body writes its element and nothing else (a store, a materialisation, a dot
+// operand's packing: nest()'s `reorder`), its shape, the values it reads and the tensor it writes.
+// Out: the nest's loops, columns innermost as loops() writes them, or, where every tensor the nest
+// reads through elementwise operations (broadcasts and new axes included) and the one it writes
+// step through memory by a few elements along the rows and by a whole stride along the columns,
+// also a second copy with the rows innermost, chosen by the preprocessor from the launch's
+// unit-stride macros. Scatters and stores through pointers keep their order: which of two writes
+// to one place lands last is theirs to see.
 //
 // A block's columns are innermost because they are usually its contiguous dimension. A block
 // whose columns are a tensor's outer dimension (the filters of an NCHW output, the channels of
@@ -14,6 +18,7 @@
 // have no unit stride to vectorise, and index tables serve divided rows, which are not affine.
 
 #include <cstdlib>
+#include <functional>
 
 #include "codegen/c/c_expr.h"
 #include "codegen/c/emitter.h"
@@ -41,9 +46,9 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
   Expr row = index_variable("e", shape[0]), column = index_variable("e", shape[1]);
   std::set<std::string> unit, not_unit;
   bool near_rows = false, keep = false;
-  auto consider = [&](const lower::TensorAccess& a) {
+  auto consider = [&](const lower::TensorAccess& a, const std::vector<Expr>& index) {
     if (a.never || keep) return;
-    Expr offset = simplify(a.offset_at({row, column}), env_);
+    Expr offset = simplify(a.offset_at(index), env_);
     auto row_step = coefficient(offset, row->name), column_step = coefficient(offset, column->name);
     if (!row_step || !column_step) {  // not affine: loops() (its index tables, say)
       keep = true;
@@ -77,8 +82,58 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
     unit.insert(*macro);
     near_rows = true;
   };
-  for (const Value& t : trees) for_each_load(t, [&](const Value& load) { consider(access_of(load)); });
-  if (target) consider(*target);
+  // The loads of an elementwise tree, each at the element of the nest it reads (through
+  // broadcasts and new axes); anything else (a transpose, a rearrangement, a gather, a pointer)
+  // keeps the order.
+  std::function<bool(const Value&, const std::vector<Expr>&)> reads = [&](const Value& v,
+                                                                          const std::vector<Expr>& index) {
+    if (materialized_.count(v.get())) return true;  // a private array read at the element
+    switch (v->kind) {
+      case ValueKind::Constant:
+      case ValueKind::ScalarParam:
+      case ValueKind::LoopVar:
+      case ValueKind::ProgramId:
+      case ValueKind::Arange:
+      case ValueKind::LetRef:
+      case ValueKind::LocalRef:
+        return true;
+      case ValueKind::Full:
+        return reads(v->operands[0], {});
+      case ValueKind::Unary:
+      case ValueKind::Binary:
+      case ValueKind::Where:
+      case ValueKind::Cast:
+      case ValueKind::Fma:
+      case ValueKind::Call:
+        for (const Value& o : v->operands) {
+          size_t rank = o->type.shape.size();
+          if (rank != 0 && rank != index.size()) return false;
+          if (!reads(o, rank ? index : std::vector<Expr>{})) return false;
+        }
+        return true;
+      case ValueKind::ExpandDims: {
+        std::vector<Expr> i = index;
+        i.erase(i.begin() + v->axis);
+        return reads(v->operands[0], i);
+      }
+      case ValueKind::Broadcast: {
+        std::vector<Expr> i = index;
+        for (size_t d = 0; d < i.size(); ++d) {
+          if (v->operands[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) i[d] = Expr(0);
+        }
+        return reads(v->operands[0], i);
+      }
+      case ValueKind::Load:
+        consider(access_of(v), index);
+        return !keep;
+      default:
+        return false;
+    }
+  };
+  for (const Value& t : trees) {
+    if (t->type.shape.size() != 2 || !reads(t, {row, column})) keep = true;
+  }
+  if (target) consider(*target, {row, column});
   for (const std::string& m : unit) keep = keep || not_unit.count(m);
   if (keep || !near_rows) {
     loops(shape, body);
@@ -90,6 +145,11 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
   // A distributed nest's elements are spread over a program's work-items; where a program is
   // one work-item (a CPU's), the swapped loops take them all.
   if (distribute_) test += " && NT_WORK_ITEMS == 1";
+  // The swapped copy's body is not loops()' nest: no hint or prefetches of the original are its.
+  const std::vector<Value>* hinted = vector_trees_;
+  std::vector<Value> prefetch;
+  vector_trees_ = nullptr;
+  prefetch.swap(prefetch_loads_);
   line_("#if " + test);
   open("for (nt_index " + column->name + " = 0; " + column->name + " < " + c(simplify(shape[1], env_)) +
        "; ++" + column->name + ")");
@@ -99,6 +159,8 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
   close();
   close();
   line_("#else");
+  vector_trees_ = hinted;
+  prefetch_loads_.swap(prefetch);
   loops(shape, body);
   line_("#endif");
 }

@@ -71,7 +71,8 @@ void Emitter::pack_into(const Value& v, DType dtype, const std::string& name) {
   };
   if (pack_transposed(v, dtype, name, copy)) return;
   barrier();
-  nest(v->type.shape, {v}, nullptr, copy);
+  nest(v->type.shape, {v}, nullptr, copy, /*hint=*/true, nullptr, /*prefetch=*/false, /*strips=*/false,
+       /*reorder=*/true);
   barrier();
 }
 
@@ -355,7 +356,7 @@ void Emitter::write_array(const std::string& name, const Type& type, const Value
                 ";");
         }
       },
-      /*hint=*/true, nullptr, /*prefetch=*/true, /*strips=*/!folds.empty());
+      /*hint=*/true, nullptr, /*prefetch=*/true, /*strips=*/!folds.empty(), /*reorder=*/true);
   for (size_t k = 0; k < folds.size(); ++k) {
     const Value& r = folds[k];
     std::string result = fresh("nt_red"), ct = compute_type(r->type.dtype);

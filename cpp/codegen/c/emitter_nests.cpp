@@ -127,10 +127,13 @@ Expr Emitter::index_variable(const std::string& prefix, const Expr& extent) {
 void Emitter::nest(const std::vector<Expr>& shape, const std::vector<Value>& trees,
                    const lower::TensorAccess* target,
                    const std::function<void(const std::vector<Expr>&)>& body, bool hint,
-                   const std::function<void()>& fast_path, bool prefetch, bool strips) {
+                   const std::function<void()>& fast_path, bool prefetch, bool strips, bool reorder) {
   const std::set<int> read_before = loaded_params_;
-  // A body that folds reductions by lane (write_array()) reads the lane of loops()' innermost loop.
-  auto in_order = [&] { strips ? loops(shape, body) : ordered_loops(shape, trees, target, body); };
+  // Only a body that writes its element and nothing else may run in another order; one that folds
+  // reductions by lane (write_array()) reads the lane of loops()' innermost loop.
+  auto in_order = [&] {
+    reorder && !strips ? ordered_loops(shape, trees, target, body) : loops(shape, body);
+  };
   std::vector<std::string> tests;
   std::set<std::string> seen;
   bool never_fast = false;  // a corner test that is constant false: only the masked path

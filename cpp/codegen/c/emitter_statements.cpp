@@ -188,7 +188,8 @@ void Emitter::emit_store(const Stmt& s) {
     std::function<void()> runs = store_row_runs(p, a, stored, p.block_shape(), ptr);
     if (!runs) runs = store_pairs(p, a, stored, p.block_shape(), ptr, element);
     stream_store_ = StreamedStore{s->param, &a};
-    nest(p.block_shape(), {stored}, &a, element, /*hint=*/!narrow, runs, /*prefetch=*/true);
+    nest(p.block_shape(), {stored}, &a, element, /*hint=*/!narrow, runs, /*prefetch=*/true, /*strips=*/false,
+         /*reorder=*/true);
     stream_store_.reset();
     keep_alive_.push_back(target);
   });

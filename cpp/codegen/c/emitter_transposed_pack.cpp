@@ -121,9 +121,11 @@ bool Emitter::pack_transposed(const Value& v, DType dtype, const std::string& na
     if (flattened) close();
   };
   line_("#if " + test);
-  nest(shape, {v}, nullptr, copy, /*hint=*/true, transposes);
+  nest(shape, {v}, nullptr, copy, /*hint=*/true, transposes, /*prefetch=*/false, /*strips=*/false,
+       /*reorder=*/true);
   line_("#else");
-  nest(shape, {v}, nullptr, copy);
+  nest(shape, {v}, nullptr, copy, /*hint=*/true, nullptr, /*prefetch=*/false, /*strips=*/false,
+       /*reorder=*/true);
   line_("#endif");
   return true;
 }
