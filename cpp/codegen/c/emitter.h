@@ -152,11 +152,11 @@ class Emitter : public EmitContext, private IndexTables::Host {
   std::optional<std::string> unit_macro_of(const Expr& stride) const;
   // The coefficient of `v` in `e` when `e` is affine in `v` (else nullopt).
   static std::optional<Expr> coefficient(const Expr& e, const std::string& v);
-  // Does element `index` of `v` read memory at unit (or zero) steps of the variable `inner`,
-  // with nothing but elementwise operations? Collects the unit-stride macros that must hold
-  // and whether any value is 64-bit.
-  bool unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
-                  std::set<std::string>& macros, bool& wide);
+  // Element `index` of `v`, read through elementwise operations only (broadcasts and new axes
+  // followed to the index each operand is read at): `visit` sees every value; false where it says
+  // so or the tree holds anything else (private arrays are read at the element).
+  bool elementwise_reads(const Value& v, const std::vector<Expr>& index,
+                         const std::function<bool(const Value&, const std::vector<Expr>&)>& visit);
   // Before the innermost loop of an unmasked nest whose loads and store step through memory by
   // one element (where the unit-stride macros say so): a hint to vectorise it 512 bits wide (PoCL
   // prefers 256 on AVX-512 CPUs; min_vector_width(512) in run() makes 512 legal).

@@ -82,56 +82,14 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
     unit.insert(*macro);
     near_rows = true;
   };
-  // The loads of an elementwise tree, each at the element of the nest it reads (through
-  // broadcasts and new axes); anything else (a transpose, a rearrangement, a gather, a pointer)
-  // keeps the order.
-  std::function<bool(const Value&, const std::vector<Expr>&)> reads = [&](const Value& v,
-                                                                          const std::vector<Expr>& index) {
-    if (materialized_.count(v.get())) return true;  // a private array read at the element
-    switch (v->kind) {
-      case ValueKind::Constant:
-      case ValueKind::ScalarParam:
-      case ValueKind::LoopVar:
-      case ValueKind::ProgramId:
-      case ValueKind::Arange:
-      case ValueKind::LetRef:
-      case ValueKind::LocalRef:
-        return true;
-      case ValueKind::Full:
-        return reads(v->operands[0], {});
-      case ValueKind::Unary:
-      case ValueKind::Binary:
-      case ValueKind::Where:
-      case ValueKind::Cast:
-      case ValueKind::Fma:
-      case ValueKind::Call:
-        for (const Value& o : v->operands) {
-          size_t rank = o->type.shape.size();
-          if (rank != 0 && rank != index.size()) return false;
-          if (!reads(o, rank ? index : std::vector<Expr>{})) return false;
-        }
-        return true;
-      case ValueKind::ExpandDims: {
-        std::vector<Expr> i = index;
-        i.erase(i.begin() + v->axis);
-        return reads(v->operands[0], i);
-      }
-      case ValueKind::Broadcast: {
-        std::vector<Expr> i = index;
-        for (size_t d = 0; d < i.size(); ++d) {
-          if (v->operands[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) i[d] = Expr(0);
-        }
-        return reads(v->operands[0], i);
-      }
-      case ValueKind::Load:
-        consider(access_of(v), index);
-        return !keep;
-      default:
-        return false;
-    }
+  // The loads of elementwise trees, each at the element it reads; anything else (a transpose, a
+  // rearrangement, a gather, a pointer) keeps the order.
+  auto read = [&](const Value& v, const std::vector<Expr>& at) {
+    if (v->kind == ValueKind::Load && !materialized_.count(v.get())) consider(access_of(v), at);
+    return !keep;
   };
   for (const Value& t : trees) {
-    if (t->type.shape.size() != 2 || !reads(t, {row, column})) keep = true;
+    if (t->type.shape.size() != 2 || !elementwise_reads(t, {row, column}, read)) keep = true;
   }
   if (target) consider(*target, {row, column});
   for (const std::string& m : unit) keep = keep || not_unit.count(m);

@@ -236,12 +236,9 @@ std::optional<Expr> Emitter::coefficient(const Expr& e, const std::string& v) {
   }
 }
 
-bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const std::string& inner,
-                         std::set<std::string>& macros, bool& wide) {
-  DType dt = v->type.dtype;
-  // A 64-bit constant or scalar (a Python int) is one value for every lane, not a 64-bit vector.
-  bool uniform = v->kind == ValueKind::Constant || v->kind == ValueKind::ScalarParam;
-  if ((dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) && !uniform) wide = true;
+bool Emitter::elementwise_reads(const Value& v, const std::vector<Expr>& index,
+                                const std::function<bool(const Value&, const std::vector<Expr>&)>& visit) {
+  if (!visit(v, index)) return false;
   if (materialized_.count(v.get())) return true;  // a private array read at the element
   switch (v->kind) {
     case ValueKind::Constant:
@@ -251,9 +248,10 @@ bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const s
     case ValueKind::Arange:
     case ValueKind::LetRef:
     case ValueKind::LocalRef:
+    case ValueKind::Load:
       return true;
     case ValueKind::Full:
-      return unit_steps(v->operands[0], {}, inner, macros, wide);
+      return elementwise_reads(v->operands[0], {}, visit);
     case ValueKind::Unary:
     case ValueKind::Binary:
     case ValueKind::Where:
@@ -263,35 +261,20 @@ bool Emitter::unit_steps(const Value& v, const std::vector<Expr>& index, const s
       for (const Value& o : v->operands) {
         size_t rank = o->type.shape.size();
         if (rank != 0 && rank != index.size()) return false;
-        if (!unit_steps(o, rank ? index : std::vector<Expr>{}, inner, macros, wide)) return false;
+        if (!elementwise_reads(o, rank ? index : std::vector<Expr>{}, visit)) return false;
       }
       return true;
     case ValueKind::ExpandDims: {
       std::vector<Expr> i = index;
       i.erase(i.begin() + v->axis);
-      return unit_steps(v->operands[0], i, inner, macros, wide);
+      return elementwise_reads(v->operands[0], i, visit);
     }
     case ValueKind::Broadcast: {
       std::vector<Expr> i = index;
       for (size_t d = 0; d < i.size(); ++d) {
         if (v->operands[0]->type.shape[d].is_int(1) && !v->type.shape[d].is_int(1)) i[d] = Expr(0);
       }
-      return unit_steps(v->operands[0], i, inner, macros, wide);
-    }
-    case ValueKind::Load: {
-      const lower::TensorAccess& a = access_of(v);
-      if (a.never) return true;
-      // vload_half and bfloat16's shifts at 16 lanes measured 2x slower than PoCL's own choice.
-      DType stored = k_.params[v->param].dtype;
-      if (stored == DType::float16 || stored == DType::bfloat16) return false;
-      auto step = coefficient(simplify(a.offset_at(index), env_), inner);
-      if (!step) return false;
-      Expr s = simplify(*step, env_);
-      if (s.is_int(0) || s.is_int(1)) return true;
-      auto macro = unit_macro_of(s);
-      if (!macro) return false;
-      macros.insert(*macro);
-      return true;
+      return elementwise_reads(v->operands[0], i, visit);
     }
     default:
       return false;
@@ -310,8 +293,29 @@ std::optional<std::string> Emitter::vector_hint_test(const std::vector<Value>& t
                                                      bool& wide) {
   std::set<std::string> macros;
   wide = false;
+  // Every value steps through memory by one element (or none) along `inner`; a 64-bit one is wide.
+  auto unit_step = [&](const Value& v, const std::vector<Expr>& at) {
+    DType dt = v->type.dtype;
+    // A 64-bit constant or scalar (a Python int) is one value for every lane, not a 64-bit vector.
+    bool uniform = v->kind == ValueKind::Constant || v->kind == ValueKind::ScalarParam;
+    if ((dt == DType::float64 || dt == DType::int64 || dt == DType::uint64) && !uniform) wide = true;
+    if (v->kind != ValueKind::Load || materialized_.count(v.get())) return true;
+    const lower::TensorAccess& a = access_of(v);
+    if (a.never) return true;
+    // vload_half and bfloat16's shifts at 16 lanes measured 2x slower than PoCL's own choice.
+    DType stored = k_.params[v->param].dtype;
+    if (stored == DType::float16 || stored == DType::bfloat16) return false;
+    auto step = coefficient(simplify(a.offset_at(at), env_), inner);
+    if (!step) return false;
+    Expr s = simplify(*step, env_);
+    if (s.is_int(0) || s.is_int(1)) return true;
+    auto macro = unit_macro_of(s);
+    if (!macro) return false;
+    macros.insert(*macro);
+    return true;
+  };
   for (const Value& t : trees) {
-    if (!unit_steps(t, index, inner, macros, wide)) return std::nullopt;
+    if (!elementwise_reads(t, index, unit_step)) return std::nullopt;
   }
   if (target) {
     auto step = coefficient(simplify(target->offset_at(index), env_), inner);
