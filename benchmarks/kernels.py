@@ -275,10 +275,10 @@ def main():
     # 128 filters (chosen by hand for this CPU; the corpus's own make() tunes one candidate).
     winograd = ninetoothed.make(*conv2d_winograd.premake(
         padding_h=1, padding_w=1, block_size_t=32, block_size_c=32, block_size_k=128))
-    bias = torch.zeros(filters)
+    bias, transformed = torch.zeros(filters), torch.empty(4, 4, filters, channels)
 
-    def conv2d_by_winograd():
-        winograd(input, conv2d_winograd.transform_weight(filter), bias, output)
+    def conv2d_by_winograd():  # into one buffer for U, as conv2d_winograd.conv2d() does
+        winograd(input, conv2d_winograd.transform_weight(filter, out=transformed), bias, output)
 
     output.fill_(float("nan"))
     conv2d_by_winograd()

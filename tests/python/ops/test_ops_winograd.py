@@ -96,8 +96,16 @@ def test_the_public_function_and_its_errors():
 
     assert conv2d_winograd.conv2d(input, weight, padding=1, out=out) is out
     assert_matches(out, F.conv2d(input.double(), weight.double(), padding=1), rtol=1e-4, atol=1e-4)
+    # A second call with other weights of the same shape: the thread's buffer for U is reused and
+    # holds the new weights' transform.
+    other = torch.randn(5, 4, 3, 3)
+    out.fill_(float("nan"))
+    conv2d_winograd.conv2d(input, other, padding=1, out=out)
+    assert_matches(out, F.conv2d(input.double(), other.double(), padding=1), rtol=1e-4, atol=1e-4)
 
     with pytest.raises(AssertionError, match="3x3 filters"):
         conv2d_winograd.conv2d(input, torch.randn(5, 4, 5, 5))
     with pytest.raises(AssertionError, match="4 channels, the filters 3"):
         conv2d_winograd.conv2d(input, torch.randn(5, 3, 3, 3))
+    with pytest.raises(AssertionError, match="float32"):
+        conv2d_winograd.transform_weight(weight, out=torch.empty(4, 4, 5, 4, dtype=torch.float64))

@@ -25,6 +25,7 @@ line of its own. A run of tiles must be 16 or more: the dot's micro-kernel is 16
 """
 
 import functools
+import threading
 
 import torch
 
@@ -250,13 +251,29 @@ def cached_make(premake, *args, **keywords):
     return ninetoothed.make(*premake(*args, **keywords), max_num_configs=MAX_NUM_CONFIGS)
 
 
-def transform_weight(weight):
-    """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, K, C) tensor."""
+def transform_weight(weight, *, out=None):
+    """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, K, C) tensor (`out`, if given)."""
     k, c, r, s = weight.shape
     assert (r, s) == (3, 3), f"Winograd F(2x2, 3x3) takes 3x3 filters, not {r}x{s}."
-    transformed = torch.empty((4, 4, k, c), dtype=torch.float32, device=weight.device)
-    cached_make(premake_filter_transform)(weight, transformed)
-    return transformed
+    if out is None:
+        out = torch.empty((4, 4, k, c), dtype=torch.float32, device=weight.device)
+    assert out.shape == (4, 4, k, c) and out.dtype == torch.float32, "`out` must be float32 (4, 4, K, C)."
+    cached_make(premake_filter_transform)(weight, out)
+    return out
+
+
+_workspaces = threading.local()
+
+
+def _transformed_weight_buffer(weight):
+    """A (4, 4, K, C) float32 buffer this thread reuses for the weights of its calls: a new
+    allocation each call costs more than the transform (fresh pages, a new buffer for the device)."""
+    k, c = weight.shape[:2]
+    key = (k, c, weight.device)
+    buffers = _workspaces.__dict__.setdefault("buffers", {})
+    if key not in buffers:
+        buffers[key] = torch.empty((4, 4, k, c), dtype=torch.float32, device=weight.device)
+    return buffers[key]
 
 
 def _pair(value):
@@ -285,7 +302,7 @@ def conv2d(input, weight, bias=None, padding=0, *, transformed_weight=None, out=
         bias = torch.zeros((k,), dtype=out.dtype, device=out.device)
 
     if transformed_weight is None:
-        transformed_weight = transform_weight(weight)
+        transformed_weight = transform_weight(weight, out=_transformed_weight_buffer(weight))
 
     cached_make(premake)(input, transformed_weight, bias, out, padding_h=padding_h, padding_w=padding_w)
 
