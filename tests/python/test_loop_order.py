@@ -15,6 +15,13 @@ import torch
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Tensor
+from test_kernels_convolution import (
+    BLOCK_SIZE_K,
+    BLOCK_SIZE_M,
+    BLOCK_SIZE_N,
+    matmul_application,
+    matmul_arrangement,
+)
 
 BLOCK_ROWS = ninetoothed.Symbol("BLOCK_ROWS", constexpr=True)
 BLOCK_COLUMNS = ninetoothed.Symbol("BLOCK_COLUMNS", constexpr=True)
@@ -126,31 +133,13 @@ def _rows_then_columns(source):
     return found
 
 
-BLOCK_K = ninetoothed.Symbol("BLOCK_K", constexpr=True)
-
-
-def _matmul_arrangement(a, b, output):
-    output_arranged = output.tile((BLOCK_ROWS, BLOCK_COLUMNS))
-    a_arranged = a.tile((BLOCK_ROWS, BLOCK_K)).tile((1, -1)).expand((-1, output_arranged.shape[1]))
-    a_arranged.dtype = a_arranged.dtype.squeeze(0)
-    b_arranged = b.tile((BLOCK_K, BLOCK_COLUMNS)).tile((-1, 1)).expand((output_arranged.shape[0], -1))
-    b_arranged.dtype = b_arranged.dtype.squeeze(1)
-    return a_arranged, b_arranged, output_arranged
-
-
-def _matmul(a, b, output):
-    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
-    for k in range(a.shape[0]):
-        accumulator += ntl.dot(a[k], b[k])
-    output = accumulator  # noqa: F841
-
-
 def test_a_dots_store_to_a_transposed_output_in_the_work_item_form():
-    kernel = ninetoothed.make(_matmul_arrangement, _matmul, (Tensor(2), Tensor(2), Tensor(2)))
+    kernel = ninetoothed.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2)))
+    kernel.pin({BLOCK_SIZE_M.name: 32, BLOCK_SIZE_N.name: 32, BLOCK_SIZE_K.name: 32})
     a, b = torch.randn(37, 20), torch.randn(20, 45)
     output = torch.full((45, 37), float("nan")).t()
 
-    kernel(a, b, output, BLOCK_ROWS=16, BLOCK_COLUMNS=16, BLOCK_K=8)
+    kernel(a, b, output)
 
     torch.testing.assert_close(output.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-5)
     source = kernel.source
@@ -158,7 +147,7 @@ def test_a_dots_store_to_a_transposed_output_in_the_work_item_form():
     # rows inside.
     store = [t for t in _swapped_tests(source) if "NT_WORK_ITEMS" not in t and t.count("!NT_UNIT_") == 1]
     assert store, _swapped_tests(source)
-    assert ("BLOCK_COLUMNS", "BLOCK_ROWS") in _rows_then_columns(source)
+    assert (BLOCK_SIZE_N.name, BLOCK_SIZE_M.name) in _rows_then_columns(source)
 
 
 def _scattered(value, rows, columns, output):
