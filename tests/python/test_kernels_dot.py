@@ -1,7 +1,8 @@
 """The register-blocked dot (codegen/c/dot_kernel.h) against float64 references.
 
 The micro-kernel cuts a block's product into tiles of R rows by two vectors
-(V floats, or V / 2 doubles, each), then one vector, then single columns; rows left
+(V floats, or V / 2 doubles, each), then one vector, then half a vector (of 4 lanes or
+more), then single columns; rows left
 over take a 4-row tile where 4 are left, then run one at a time. R and V follow the
 device's vector registers: 8 and 16 for 64-byte ones (AVX-512), 6 and 8 for 32-byte
 ones (AVX2). With 64-byte ones, the block sizes below run each of those
@@ -252,15 +253,16 @@ def vector_bytes(request):
         ninetoothed._core.set_vector_bytes_for_testing(0)
 
 
-# (13, 57): 64-byte: 8 + 4 + 1 rows, 32 + 16 + 9 columns; 32-byte: 6 + 6 + 1 rows, 48 + 8 + 1.
-# (11, 57): 64-byte: 8 + 3 x 1 rows; 32-byte: 6 + 4 + 1 rows.
-@pytest.mark.parametrize("bm, bn, bk", ((13, 57, 16), (11, 57, 8)))
+# (13, 57): 64-byte: 8 + 4 + 1 rows, 32 + 16 + 8 + 1 columns; 32-byte: 6 + 6 + 1 rows, 48 + 8 + 1.
+# (11, 61): 64-byte: 8 + 3 x 1 rows, 32 + 16 + 8 + 5 columns (doubles 48 + 8 + 4 + 1); 32-byte:
+# 6 + 4 + 1 rows, 48 + 8 + 4 + 1 columns (doubles 56 + 4 + 1: no half of 2 lanes).
+@pytest.mark.parametrize("bm, bn, bk", ((13, 57, 16), (11, 61, 8)))
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float16, torch.float64, torch.int32),
                          ids=("f32", "f16", "f64", "i32"))
 def test_dot_micro_kernels_of_both_widths(vector_bytes, dtype, bm, bn, bk):
-    """Each register width's micro-tiles (and their 4-row and single-row rests, one-vector and
-    scalar columns) over partial blocks of odd sizes, in each compute type (doubles have half
-    the lanes)."""
+    """Each register width's micro-tiles (and their 4-row and single-row rests, one-vector,
+    half-vector and scalar columns) over partial blocks of odd sizes, in each compute type
+    (doubles have half the lanes)."""
     dt = {torch.float32: ninetoothed.float32, torch.float16: ninetoothed.float16,
           torch.float64: ninetoothed.float64, torch.int32: ninetoothed.int32}[dtype]
     application, out_dtype = {torch.float64: (accumulate_float64, torch.float64),

@@ -66,7 +66,8 @@ void emit_tile(EmitContext& ctx, const DotArrays& d, const std::string& i, const
   }
 }
 
-// `rows` rows from row `i`, all columns: two vectors at a time, then one, then scalars.
+// `rows` rows from row `i`, all columns: two vectors at a time, then one, then half a vector
+// (a block of 8 columns in 16-lane registers would otherwise be 8 scalar columns), then scalars.
 void emit_rows(EmitContext& ctx, const DotArrays& d, const std::string& i, int rows, int lanes) {
   std::string j = ctx.fresh_name("nt_dj");
   std::string w = std::to_string(lanes), w2 = std::to_string(2 * lanes);
@@ -74,10 +75,14 @@ void emit_rows(EmitContext& ctx, const DotArrays& d, const std::string& i, int r
   ctx.emit_open("for (; " + j + " + " + w2 + " <= " + d.N + "; " + j + " += " + w2 + ")");
   emit_tile(ctx, d, i, j, rows, 2, lanes);
   ctx.emit_close();
-  ctx.emit_open("if (" + j + " + " + w + " <= " + d.N + ")");
-  emit_tile(ctx, d, i, j, rows, 1, lanes);
-  ctx.emit_line(j + " += " + w + ";");
-  ctx.emit_close();
+  for (int width : {lanes, lanes / 2}) {
+    if (width < 4) break;
+    std::string n = std::to_string(width);
+    ctx.emit_open("if (" + j + " + " + n + " <= " + d.N + ")");
+    emit_tile(ctx, d, i, j, rows, 1, width);
+    ctx.emit_line(j + " += " + n + ";");
+    ctx.emit_close();
+  }
   ctx.emit_open("for (; " + j + " < " + d.N + "; ++" + j + ")");
   emit_tile(ctx, d, i, j, rows, 0, lanes);
   ctx.emit_close();

@@ -13,7 +13,7 @@
 // a[i][k] for each row and does 2 * rows fused multiply-adds; the result's
 // memory is read and written once per micro-tile, not once per k. Rows left
 // over (M % rows) take a 4-row tile where 4 are left, then run one at a time, columns left over take one
-// vector, then scalars. Floating-point types use fma (one rounding per step); integer types multiply and add.
+// vector, then half a vector (4 lanes or more), then scalars. Floating-point types use fma (one rounding per step); integer types multiply and add.
 // The operands are the caller's packed copies (the blocks converted once to the compute type: float16 is
 // converted to float once per block, not per multiply).
 #pragma once
