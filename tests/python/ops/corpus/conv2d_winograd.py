@@ -21,7 +21,8 @@ Two kernels:
 The blocks are (filters, tiles) and (channels, tiles), tiles last: along a row of tiles an NCHW
 tensor's elements are two apart (the windows' and the outputs' corners), so a block's rows read and
 write a few cache lines each; with channels or filters last, each element of a row would be a
-line of its own. A run of tiles must be 16 or more: the dot's micro-kernel is 16 columns wide.
+line of its own. Runs of tiles are 16 or more: the tiles are the dots' columns, and a run of 8 would
+leave a CPU's 16-lane vectors half used.
 """
 
 import functools
