@@ -14,6 +14,7 @@ import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed._core import current_device, set_workspace_limit_for_testing, workspace_leases
 from test_kernels_convolution import BLOCK_SIZE_K, BLOCK_SIZE_M, BLOCK_SIZE_N, matmul_application, matmul_arrangement
+from test_kernels_dot import accumulate_int
 
 # The tutorial's matmul (as test_kernels_convolution.py writes it), a kernel of this file's own: pinned here.
 matmul = ninetoothed.make(matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2)))
@@ -150,15 +151,8 @@ def test_a_grid_of_one_column_packs_privately():
         assert BLOCK_SIZE_N.name in a_claim  # shared only where the columns of blocks are more than one
 
 
-def integer_matmul_application(input, other, output):
-    accumulator = ntl.zeros(output.shape, dtype=ntl.int32)
-    for k in range(input.shape[0]):
-        accumulator += ntl.dot(input[k], other[k])
-    output = accumulator  # noqa: F841
-
-
 integer_matmul = ninetoothed.make(
-    matmul_arrangement, integer_matmul_application, tuple(Tensor(2, dtype=ninetoothed.int32) for _ in range(3))
+    matmul_arrangement, accumulate_int, tuple(Tensor(2, dtype=ninetoothed.int32) for _ in range(3))
 )
 
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from corpus import conv2d_winograd
+from corpus import conv2d_winograd, mm
 from ops_testing import assert_matches, poisoned
 
 G = torch.tensor([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=torch.float64)
@@ -30,7 +30,7 @@ def seed(request):
 
 def _conv2d(input, weight, bias, padding, out):
     padding_h, padding_w = (padding, padding) if isinstance(padding, int) else padding
-    kernel = conv2d_winograd.cached_make(
+    kernel = mm.cached_make(
         conv2d_winograd.premake, padding_h=padding_h, padding_w=padding_w, **BLOCKS
     )
     if bias is None:

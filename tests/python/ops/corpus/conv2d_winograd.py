@@ -34,16 +34,14 @@ import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 
+from . import mm
+
 PADDING_H = Symbol("padding_h", constexpr=True)
 PADDING_W = Symbol("padding_w", constexpr=True)
 
 BLOCK_SIZE_T = ninetoothed.block_size(lower_bound=16, upper_bound=64)
 BLOCK_SIZE_C = ninetoothed.block_size(lower_bound=16, upper_bound=128)
 BLOCK_SIZE_K = ninetoothed.block_size(lower_bound=16, upper_bound=128)
-
-# Auto-tuning keeps to one candidate, as the rest of the corpus does (a build of the
-# convolution compiles its 16 dots).
-MAX_NUM_CONFIGS = 1
 
 
 def _windows(tensor, size):
@@ -246,12 +244,6 @@ def premake_filter_transform(dtype=None):
     return filter_transform_arrangement, filter_transform_application, tensors
 
 
-@functools.cache
-def cached_make(premake, *args, **keywords):
-    """One kernel per premake configuration, as operator libraries cache them."""
-    return ninetoothed.make(*premake(*args, **keywords), max_num_configs=MAX_NUM_CONFIGS)
-
-
 def transform_weight(weight, *, out=None):
     """U = G g G^T of every (filter, channel) pair: a float32 (4, 4, K, C) tensor (`out`, if given)."""
     k, c, r, s = weight.shape
@@ -259,7 +251,7 @@ def transform_weight(weight, *, out=None):
     if out is None:
         out = torch.empty((4, 4, k, c), dtype=torch.float32, device=weight.device)
     assert out.shape == (4, 4, k, c) and out.dtype == torch.float32, "`out` must be float32 (4, 4, K, C)."
-    cached_make(premake_filter_transform)(weight, out)
+    mm.cached_make(premake_filter_transform)(weight, out)
     return out
 
 
@@ -305,6 +297,6 @@ def conv2d(input, weight, bias=None, padding=0, *, transformed_weight=None, out=
     if transformed_weight is None:
         transformed_weight = transform_weight(weight, out=_transformed_weight_buffer(weight))
 
-    cached_make(premake)(input, transformed_weight, bias, out, padding_h=padding_h, padding_w=padding_w)
+    mm.cached_make(premake)(input, transformed_weight, bias, out, padding_h=padding_h, padding_w=padding_w)
 
     return out
