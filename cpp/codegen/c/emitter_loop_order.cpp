@@ -108,7 +108,9 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
   std::vector<Value> prefetch;
   vector_trees_ = nullptr;
   prefetch.swap(prefetch_loads_);
-  line_("#if " + test);
+  // With no macro to test (every step a constant but the columns'), the swapped copy is the nest.
+  const bool always = test == "1";
+  if (!always) line_("#if " + test);
   open("for (nt_index " + column->name + " = 0; " + column->name + " < " + c(simplify(shape[1], env_)) +
        "; ++" + column->name + ")");
   open("for (nt_index " + row->name + " = 0; " + row->name + " < " + c(simplify(shape[0], env_)) + "; ++" +
@@ -116,6 +118,7 @@ void Emitter::ordered_loops(const std::vector<Expr>& shape, const std::vector<Va
   body({row, column});
   close();
   close();
+  if (always) return;
   line_("#else");
   vector_trees_ = hinted;
   prefetch_loads_.swap(prefetch);
