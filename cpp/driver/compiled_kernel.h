@@ -273,6 +273,7 @@ class CompiledKernel {
     std::vector<cl_long> size_values;  // by kernel argument (sizes and strides; others unused)
     std::set<int> own_programs;        // parameters of other outermost shapes (opencl_source())
     std::vector<cl_long> meta_args;    // `runtime_meta`: the meta symbols' values, after the arguments
+    bool index32 = false;              // OpenCL: built with -DNT_INDEX32, index arguments as cl_int
   };
   // `runtime_meta`: the build that takes the source's meta symbols as arguments
   // (KernelSource::runtime_meta, -DNT_RUNTIME_META), one program for every configuration.

@@ -12,6 +12,7 @@
 
 #include "codegen/c/mma_ptx.h"
 #include "driver/compiled_kernel.h"
+#include "driver/index_width.h"
 #include "runtime/program.h"
 #include "support/errors.h"
 #include "symbolic/substitute.h"
@@ -25,47 +26,6 @@ constexpr size_t kCudaWarp = 32;
 
 std::string place_of(int cuda_device) {
   return cuda_device < 0 ? std::string("cpu") : "cuda:" + std::to_string(cuda_device);
-}
-
-// Index arithmetic in int (NT_INDEX32; codegen/c/c_types.h's kIndexType), as Triton's int32
-// offsets, where `values` give every tensor's sizes and strides and each tensor's elements, the
-// memory they span and each level of its arrangement (what a flattened index reaches) lie
-// within 2^30. The offsets of elements a block holds past an edge (masked: never read or
-// written, since masks test coordinates) may still wrap, as Triton's do; values the kernel's
-// code sees (program ids, loop variables, offsets()) are widened to int64 where read. Jagged
-// tensors (offsets read from memory as long) and unknown sizes (a library's general binaries)
-// keep long.
-constexpr int64_t kIndex32Limit = int64_t{1} << 30;
-
-bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values) {
-  // The sizes of `shape`, each within the limit, and the product of all of them within it too.
-  auto within = [&](const std::vector<Expr>& shape, int64_t& product, std::vector<int64_t>* sizes = nullptr) {
-    for (const Expr& size : shape) {
-      auto n = evaluate_int(size, values);
-      if (!n || *n < 0 || *n > kIndex32Limit) return false;
-      if (sizes) sizes->push_back(*n);
-      product = std::min(product * std::max<int64_t>(*n, 1), kIndex32Limit + 1);  // at most 2^60 before
-    }
-    return product <= kIndex32Limit;
-  };
-  for (const PlanParam& p : params) {
-    if (p.scalar) continue;
-    if (p.jagged_dim >= 0 || p.stride_symbols.size() != p.source_shape.size()) return false;
-    int64_t elements = 1, span = 0, programs = 1, block = 1;
-    std::vector<int64_t> sizes;
-    if (!within(p.source_shape, elements, &sizes) || !within(p.outer_shape, programs) ||
-        !within(p.middle_shape, block) || !within(p.block_shape, block))
-      return false;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      auto stride = values.find(p.stride_symbols[d]);
-      if (stride == values.end() || !stride->second.as_int()) return false;
-      const int64_t magnitude = std::abs(*stride->second.as_int());
-      if (magnitude > kIndex32Limit) return false;
-      span += std::max<int64_t>(sizes[d] - 1, 0) * magnitude;
-      if (span > kIndex32Limit) return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace

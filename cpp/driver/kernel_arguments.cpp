@@ -46,6 +46,14 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
                                    const WorkspacePool::Lease* workspace) const {
   const auto& params = plan_.params;
   const bool has_workspace = workspace && workspace->data();
+  // Sizes, strides, offsets, extents and runtime meta values are the source's nt_index: int under
+  // -DNT_INDEX32 (driver/index_width.h), else long.
+  auto set_index = [&](cl_uint index, int64_t value) {
+    if (prepared.index32)
+      launcher.template set_scalar<cl_int>(index, static_cast<cl_int>(value));
+    else
+      launcher.template set_scalar<cl_long>(index, value);
+  };
   for (size_t k = 0; k < plan_.source.args.size(); ++k) {
     const codegen::KernelArg& a = plan_.source.args[k];
     cl_uint index = static_cast<cl_uint>(k);
@@ -67,8 +75,8 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
         const auto& t = std::get<TensorArg>(args[a.param]);
         if (t.meta) {  // never read nor written (bind): OpenCL's one-byte stand-in for no memory
           launcher.set_buffer(index, nullptr, 0, false, false, p.name, nullptr);
-          launcher.template set_scalar<cl_long>(index + 1, 0);
-          launcher.template set_scalar<cl_long>(index + 2, 0);
+          set_index(index + 1, 0);
+          set_index(index + 2, 0);
           break;
         }
         Span span = span_of(t);
@@ -84,10 +92,8 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
         if (scattered) layout = {static_cast<size_t>(item), t.memory_shape(), t.memory_strides(), -span.lo};
         launcher.set_buffer(index, base, static_cast<size_t>(span.elements() * item), needed, p.written,
                             p.name, scattered ? &layout : nullptr);
-        cl_long offset = -span.lo;
-        launcher.template set_scalar<cl_long>(index + 1, offset);
-        cl_long extent = span.elements();
-        launcher.template set_scalar<cl_long>(index + 2, extent);
+        set_index(index + 1, -span.lo);
+        set_index(index + 2, span.elements());
         break;
       }
       case codegen::KernelArg::Kind::SequenceOffsets: {
@@ -102,7 +108,7 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
         break;  // set with its buffer
       case codegen::KernelArg::Kind::Size:
       case codegen::KernelArg::Kind::Stride:
-        launcher.template set_scalar<cl_long>(index, prepared.size_values[k]);
+        set_index(index, prepared.size_values[k]);
         break;
       case codegen::KernelArg::Kind::Scalar: {
         with_kernel_value(std::get<ScalarArg>(args[a.param]), p.dtype,
@@ -115,8 +121,7 @@ void CompiledKernel::set_arguments(Sink& launcher, const Prepared& prepared,
     }
   }
   for (size_t j = 0; j < prepared.meta_args.size(); ++j)  // a build with -DNT_RUNTIME_META (prepare())
-    launcher.template set_scalar<cl_long>(static_cast<cl_uint>(plan_.source.args.size() + j),
-                                          prepared.meta_args[j]);
+    set_index(static_cast<cl_uint>(plan_.source.args.size() + j), prepared.meta_args[j]);
 }
 
 template void CompiledKernel::set_arguments(KernelLauncher&, const Prepared&, const std::vector<LaunchArg>&,
