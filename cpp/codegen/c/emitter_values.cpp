@@ -13,6 +13,7 @@
 #include "codegen/c/c_types.h"
 #include "codegen/c/dot_kernel.h"
 #include "codegen/c/emitter.h"
+#include "codegen/c/mask_bounds.h"
 #include "codegen/c/math_calls.h"
 #include "ir/builder.h"
 #include "ir/mutator.h"
@@ -53,6 +54,13 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
   // where those before hold.
   std::string safe, guarded;
   std::vector<Expr> conditions = a.conditions_at(index, fast_);
+  {  // one lower and one upper bound per expression of the element's index (codegen/c/mask_bounds.h)
+    std::vector<std::string> variables;
+    for (const Expr& i : index)
+      for (const Expr& v : collect_vars(i)) variables.push_back(v->name);
+    for (Expr& cond : conditions) cond = simplify(cond, env_);
+    conditions = merge_mask_bounds(conditions, variables);
+  }
   if (group_ && tables_.in_nest()) {
     // A staged gather's (with_group_tables()): the conditions on one index variable alone as one, so
     // that an element reads one table entry for them, not one each. Joined only where the join is read
