@@ -408,8 +408,8 @@ std::shared_ptr<const CompiledKernel::Prepared> CompiledKernel::prepare(const Bo
     // The register width the source's micro-kernels are cut for (c_types.cpp's NT_VECTOR_BYTES).
     prepared->options += " -DNT_VECTOR_BYTES=" + std::to_string(vector_bytes(*prepared->device));
     if (prepared->device->info().is_cpu) prepared->options += " -DNT_CPU";
-    // 32-bit index arithmetic where the tensors allow (driver/index_width.h): half the lanes of a
-    // 64-bit compare or add in a vectorised mask, an implicit GEMM's gathers 14% faster on a CPU.
+    // 32-bit index arithmetic where the tensors allow (driver/index_width.h), as on CUDA: half
+    // the lanes of a 64-bit compare or add in a vectorised mask.
     prepared->index32 = fits_index32(params, values) && !opencl_index64_asked();
     if (prepared->index32) prepared->options += " -DNT_INDEX32";
   }

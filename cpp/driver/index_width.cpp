@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/program.h"
+
 namespace nt {
 
 namespace {
@@ -43,9 +45,23 @@ bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values)
   return true;
 }
 
+bool asks_index64(const std::string& options) {
+  std::string before;
+  for (size_t at = 0; at < options.size();) {
+    const size_t start = options.find_first_not_of(" \t\n", at);
+    if (start == std::string::npos) break;
+    const size_t end = std::min(options.find_first_of(" \t\n", start), options.size());
+    const std::string word = options.substr(start, end - start);
+    if (word == "-DNT_NO_INDEX32" || (before == "-D" && word == "NT_NO_INDEX32")) return true;
+    before = word;
+    at = end;
+  }
+  return false;
+}
+
 bool opencl_index64_asked() {
-  const char* options = std::getenv("NINETOOTHED_OPENCL_OPTIONS");
-  return options && std::string(options).find("-DNT_NO_INDEX32") != std::string::npos;
+  static const bool asked = asks_index64(extra_opencl_options());
+  return asked;
 }
 
 }  // namespace nt

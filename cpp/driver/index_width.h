@@ -17,6 +17,7 @@
 // in NINETOOTHED_NVRTC_OPTIONS on CUDA.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "driver/launch_plan.h"
@@ -26,7 +27,9 @@ namespace nt {
 
 bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values);
 
-// Does NINETOOTHED_OPENCL_OPTIONS ask for 64-bit indices (-DNT_NO_INDEX32)?
+// Do build options ask for 64-bit indices (a word -DNT_NO_INDEX32, or -D then NT_NO_INDEX32)?
+bool asks_index64(const std::string& options);
+// Does NINETOOTHED_OPENCL_OPTIONS, read once a process as for every OpenCL build, ask for them?
 bool opencl_index64_asked();
 
 }  // namespace nt

@@ -1,11 +1,9 @@
 // Which launches may build with 32-bit index arithmetic (driver/index_width.h): a tensor's
 // elements, the memory they span and each level of its arrangement within 2^30; jagged tensors,
-// unknown sizes and strides keep 64 bits; the option that asks for 64 bits on OpenCL.
+// unknown sizes and strides keep 64 bits; the build option that asks for 64 bits.
 #include "driver/index_width.h"
 
 #include <gtest/gtest.h>
-
-#include <cstdlib>
 
 namespace nt {
 namespace {
@@ -62,16 +60,13 @@ TEST(IndexWidth, UnknownSizesStridesAndJaggedTensorsKeepLong) {
   EXPECT_FALSE(fits_index32({jagged}, values(10, 10, 10)));
 }
 
-TEST(IndexWidth, OpenclOptionsMayAskForLong) {
-  const char* before = std::getenv("NINETOOTHED_OPENCL_OPTIONS");
-  const std::string saved = before ? before : "";
-  setenv("NINETOOTHED_OPENCL_OPTIONS", "-cl-fast-relaxed-math -DNT_NO_INDEX32", 1);
-  EXPECT_TRUE(opencl_index64_asked());
-  setenv("NINETOOTHED_OPENCL_OPTIONS", "-cl-fast-relaxed-math", 1);
-  EXPECT_FALSE(opencl_index64_asked());
-  unsetenv("NINETOOTHED_OPENCL_OPTIONS");
-  EXPECT_FALSE(opencl_index64_asked());
-  if (before) setenv("NINETOOTHED_OPENCL_OPTIONS", saved.c_str(), 1);
+TEST(IndexWidth, OptionsMayAskForLong) {
+  EXPECT_TRUE(asks_index64("-DNT_NO_INDEX32"));
+  EXPECT_TRUE(asks_index64("-cl-fast-relaxed-math  -DNT_NO_INDEX32 -cl-opt-disable"));
+  EXPECT_TRUE(asks_index64("-cl-opt-disable -D NT_NO_INDEX32"));
+  EXPECT_FALSE(asks_index64(""));
+  EXPECT_FALSE(asks_index64("-cl-opt-disable"));
+  EXPECT_FALSE(asks_index64("-DNT_NO_INDEX32X -DX_NT_NO_INDEX32 NT_NO_INDEX32"));
 }
 
 }  // namespace

@@ -162,3 +162,18 @@ def test_staged_gathers_read_tables_in_shared_memory():
                         for extra in ("", " -DNT_INDEX32"))
         assert re.search(r"\b(div|rem)\.s64\b", wide) and re.search(r"\b(div|rem)\.s32\b", narrow)
         assert not re.search(r"\b(div|rem)\.s64\b", narrow)
+
+
+def test_a_padded_window_is_tested_once_on_each_side():
+    # The window's row against the padded tensor (0 <= h < H + 2 pad) and the tensor itself
+    # (pad <= h < H + pad): one lower and one upper bound (codegen/c/mask_bounds.h), in every nest.
+    input, filter = torch.randn(1, 3, 9, 8), torch.randn(4, 3, 3, 3)
+    output = torch.full((1, 4, 9, 8), float("nan"))
+    kernel = _conv2d_kernel(True)
+    kernel(input, filter, output, padding_h=1, padding_w=1)
+    torch.testing.assert_close(output, F.conv2d(input, filter, padding=1), rtol=1e-4, atol=1e-4)
+    source = _work_item_source(kernel.source)
+    for axis, size in (("h", "ninetoothed_tensor_0_size_2"), ("w", "ninetoothed_tensor_0_size_3")):
+        assert f"((0 >= padding_{axis}) ? 0 : padding_{axis}) <= " in source
+        assert f"(padding_{axis} <= (" not in source
+        assert f"< ({size} + padding_{axis})))" not in source

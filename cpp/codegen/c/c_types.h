@@ -32,7 +32,8 @@ std::string float8_encode(DType dtype, const std::string& value);
 // The C type of index arithmetic (sizes, strides, offsets, coordinates, program and work-item
 // ids, loop counters), which each dialect's header defines: long, or int where a launch's
 // tensors all lie within 2^30 elements and it defines NT_INDEX32 (driver/index_width.h, as
-// Triton's int32 offsets). Data of dtype int64 stays long.
+// Triton's int32 offsets). Data of dtype int64 stays long, and so do int64 values computed from
+// sizes and strides (their symbols widened where read, emitter_values.cpp).
 inline const std::string kIndexType = "nt_index";
 
 std::string compute_type(DType dtype);
