@@ -52,7 +52,8 @@ bool asks_index64(const std::string& options) {
     if (start == std::string::npos) break;
     const size_t end = std::min(options.find_first_of(" \t\n", start), options.size());
     const std::string word = options.substr(start, end - start);
-    if (word == "-DNT_NO_INDEX32" || (before == "-D" && word == "NT_NO_INDEX32")) return true;
+    const std::string name = word.starts_with("-D") ? word.substr(2) : before == "-D" ? word : "";
+    if (name == "NT_NO_INDEX32" || name.starts_with("NT_NO_INDEX32=")) return true;
     before = word;
     at = end;
   }

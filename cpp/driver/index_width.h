@@ -27,7 +27,8 @@ namespace nt {
 
 bool fits_index32(const std::vector<PlanParam>& params, const SymbolMap& values);
 
-// Do build options ask for 64-bit indices (a word -DNT_NO_INDEX32, or -D then NT_NO_INDEX32)?
+// Do build options ask for 64-bit indices (NT_NO_INDEX32 defined: -DNT_NO_INDEX32, -D NT_NO_INDEX32,
+// either with =value)?
 bool asks_index64(const std::string& options);
 // Does NINETOOTHED_OPENCL_OPTIONS, read once a process as for every OpenCL build, ask for them?
 bool opencl_index64_asked();

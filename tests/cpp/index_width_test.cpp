@@ -64,9 +64,11 @@ TEST(IndexWidth, OptionsMayAskForLong) {
   EXPECT_TRUE(asks_index64("-DNT_NO_INDEX32"));
   EXPECT_TRUE(asks_index64("-cl-fast-relaxed-math  -DNT_NO_INDEX32 -cl-opt-disable"));
   EXPECT_TRUE(asks_index64("-cl-opt-disable -D NT_NO_INDEX32"));
+  EXPECT_TRUE(asks_index64("-DNT_NO_INDEX32=1"));
+  EXPECT_TRUE(asks_index64("-D NT_NO_INDEX32=1 -cl-opt-disable"));
   EXPECT_FALSE(asks_index64(""));
   EXPECT_FALSE(asks_index64("-cl-opt-disable"));
-  EXPECT_FALSE(asks_index64("-DNT_NO_INDEX32X -DX_NT_NO_INDEX32 NT_NO_INDEX32"));
+  EXPECT_FALSE(asks_index64("-DNT_NO_INDEX32X -DX_NT_NO_INDEX32 NT_NO_INDEX32 -DNT_INDEX32"));
 }
 
 }  // namespace

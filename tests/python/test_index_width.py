@@ -25,6 +25,7 @@ pytestmark = pytest.mark.host_tensors
 HERE = pathlib.Path(__file__).resolve().parent
 
 BLOCK = Symbol("BLOCK", constexpr=True)
+SCALE = Symbol("SCALE", constexpr=True)  # in an application only
 
 
 def _add_arrangement(x, y, z):
@@ -70,7 +71,8 @@ def test_conv2d_indexes_in_int(dtype):
 def test_conv2d_indexes_in_long_where_the_options_ask():
     # NINETOOTHED_OPENCL_OPTIONS is read once a process: a process of its own.
     code = "import torch, test_index_width as t; print('-DNT_INDEX32' in t._conv2d_in(torch.float32))"
-    env = dict(os.environ, NINETOOTHED_OPENCL_OPTIONS="-cl-mad-enable -D NT_NO_INDEX32",
+    given = os.environ.get("NINETOOTHED_OPENCL_OPTIONS", "")  # the suite's own, kept
+    env = dict(os.environ, NINETOOTHED_OPENCL_OPTIONS=f"{given} -D NT_NO_INDEX32",
                PYTHONPATH=os.pathsep.join([str(HERE.parent.parent / "python"), str(HERE)]))
     completed = subprocess.run([sys.executable, "-c", code], cwd=HERE, env=env, capture_output=True, text=True,
                                timeout=600)
@@ -100,7 +102,7 @@ def test_rows_two_to_the_30_elements_apart_keep_long(flipped):
     # The same values, packed: int.
     z.fill_(99)
     ADD(torch.as_tensor(x.copy() if flipped else x).contiguous(), y, z, BLOCK=4)
-    assert "-DNT_INDEX32" in _options(ADD)
+    assert ("-DNT_INDEX32" in _options(ADD)) != _asked_for_long()
     assert torch.equal(z, expected)
 
 
@@ -111,9 +113,10 @@ def _wide_values_arrangement(x, y):
 def _wide_values_application(x, y):
     # int64 values over sizes and strides, each 64-bit however indices are computed: a size times
     # 1000 (past 2^31 here), the greater of a program's id and the number of programs, the smaller of
-    # a stride and 1 (OpenCL's max and min of a long and an int do not compile).
+    # a stride and 1 (OpenCL's max and min of a long and an int do not compile), and a constexpr
+    # symbol the arrangement does not use (its value still given to the build).
     y = x + x.source.shape[0] * 1000 + ntl.maximum(ntl.program_id(0), ntl.num_programs(0)) * 10  # noqa: F841
-    y = y + ntl.minimum(x.source.stride(0), 1)  # noqa: F841
+    y = y + ntl.minimum(x.source.stride(0), 1) + SCALE * 3  # noqa: F841
 
 
 def test_int64_values_over_sizes_stay_64_bit():
@@ -121,7 +124,7 @@ def test_int64_values_over_sizes_stay_64_bit():
     size = 3_000_001  # 3 * 10^9 after * 1000
     x = torch.randint(-5, 5, (size,), dtype=torch.int64)
     y = torch.full((size,), -1, dtype=torch.int64)
-    kernel(x, y, BLOCK=1 << 16)
-    assert "-DNT_INDEX32" in _options(kernel)
+    kernel(x, y, BLOCK=1 << 16, SCALE=7)
+    assert ("-DNT_INDEX32" in _options(kernel)) != _asked_for_long()
     programs = -(-size // (1 << 16))
-    assert torch.equal(y, x + size * 1000 + programs * 10 + 1)
+    assert torch.equal(y, x + size * 1000 + programs * 10 + 1 + 21)

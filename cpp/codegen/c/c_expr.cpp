@@ -64,7 +64,7 @@ std::string c_literal(const Expr& value, DType dtype) {
   }
 }
 
-std::string c_expr(const Expr& e, const BoundsEnv& env) {
+std::string c_expr(const Expr& e, const BoundsEnv& env, const std::string& widen) {
   switch (e->kind) {
     case ExprKind::Int:
       return int_literal(e->int_value);
@@ -73,16 +73,17 @@ std::string c_expr(const Expr& e, const BoundsEnv& env) {
     case ExprKind::Float:
       return float_literal(e->float_value, false);
     case ExprKind::Var:
-      return e->name;
+      return widen.empty() ? e->name : "((" + widen + ")" + e->name + ")";
     case ExprKind::Select:
-      return "(" + c_expr(e->operands[0], env) + " ? " + c_expr(e->operands[1], env) + " : " +
-             c_expr(e->operands[2], env) + ")";
+      return "(" + c_expr(e->operands[0], env, widen) + " ? " + c_expr(e->operands[1], env, widen) + " : " +
+             c_expr(e->operands[2], env, widen) + ")";
     case ExprKind::Unary:
-      return std::string(e->unary_op == UnaryOp::Neg ? "(-" : "(!") + c_expr(e->operands[0], env) + ")";
+      return std::string(e->unary_op == UnaryOp::Neg ? "(-" : "(!") + c_expr(e->operands[0], env, widen) +
+             ")";
     case ExprKind::Binary: {
       const Expr& a = e->operands[0];
       const Expr& b = e->operands[1];
-      std::string x = c_expr(a, env), y = c_expr(b, env);
+      std::string x = c_expr(a, env, widen), y = c_expr(b, env, widen);
       switch (e->binary_op) {
         case BinaryOp::FloorDiv:
           if (non_negative(a, env) && positive(b, env)) return "(" + x + " / " + y + ")";

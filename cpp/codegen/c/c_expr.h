@@ -17,7 +17,9 @@
 
 namespace nt::codegen {
 
-std::string c_expr(const Expr& e, const BoundsEnv& env);
+// `widen`: a C type each symbol is cast to where read (`long`: 64-bit arithmetic whatever the
+// index type, nt_index being int under NT_INDEX32); empty, symbols as they are.
+std::string c_expr(const Expr& e, const BoundsEnv& env, const std::string& widen = "");
 
 // The divisors of `e`'s floor divisions and remainders that `env` does not prove nonzero
 // (evaluated where they are 0, the C traps).

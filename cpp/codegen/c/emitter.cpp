@@ -270,11 +270,11 @@ std::string Emitter::fresh(const std::string& prefix) {
   return name;
 }
 
-std::string Emitter::c(const Expr& e) {
+std::string Emitter::c(const Expr& e, const std::string& widen) {
   for (const Expr& v : collect_vars(e)) {
     if (v->attrs.constexpr_ || v->attrs.meta) symbols_.emplace(v->name, v->attrs);
   }
-  return c_expr(tables_.tabulated(e), env_);
+  return c_expr(tables_.tabulated(e), env_, widen);
 }
 
 std::string Emitter::array_size(const std::vector<Expr>& shape, const std::string& what,

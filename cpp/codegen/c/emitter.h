@@ -110,7 +110,7 @@ class Emitter : public EmitContext, private IndexTables::Host {
   void open(const std::string& s);
   void close(const std::string& s = "}");
   std::string fresh(const std::string& prefix);
-  std::string c(const Expr& e);
+  std::string c(const Expr& e, const std::string& widen = "");  // c_expr(): `widen` casts its symbols
 
   // --- shapes and arrays --------------------------------------------------
   // The element count of a private array of `shape`, which must be known at

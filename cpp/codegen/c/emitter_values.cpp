@@ -195,15 +195,10 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
           v->expr->kind == ExprKind::Bool) {
         return c_literal(v->expr, v->type.dtype);
       }
-      if (ct == "long" || ct == "ulong") {
-        // A 64-bit value over sizes and strides (a stride, num_programs(), a size times a
-        // constant): its symbols widened where read, so that its arithmetic is 64-bit whatever
-        // the index type (nt_index: int under NT_INDEX32).
-        Expr e = simplify(v->expr, env_);
-        SymbolMap widened;
-        for (const Expr& s : collect_vars(e)) widened[s->name] = var("((" + ct + ")" + s->name + ")");
-        return "(" + c(substitute(e, widened)) + ")";
-      }
+      // A 64-bit value over sizes and strides (a stride, num_programs(), a size times a constant):
+      // its symbols widened where read, so that its arithmetic is 64-bit whatever the index type
+      // (nt_index: int under NT_INDEX32).
+      if (ct == "long") return "(" + c(simplify(v->expr, env_), ct) + ")";
       return "(" + c(simplify(v->expr, env_)) + ")";
     case ValueKind::ScalarParam:
       return k_.params[v->param].constexpr_ ? "(" + constexpr_param_macro(v->param) + ")"
