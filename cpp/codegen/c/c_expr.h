@@ -1,7 +1,7 @@
 // Symbolic expressions as OpenCL C.
 //
 // In: an Expr over index variables, sizes, strides and constexpr/meta symbols
-// (all `long` in the generated code, constexpr/meta symbols are macros) and
+// (`nt_index` in the generated code, int or long; constexpr/meta symbols are macros) and
 // what is known about them. Out: a C expression with Python's meaning:
 // `//` and `%` become plain `/` and `%` where the operands are proved
 // non-negative and positive, and the helpers nt_floordiv/nt_floormod
