@@ -53,13 +53,19 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
   // reading a masked element still vectorises. The others follow behind `&&`, evaluated only
   // where those before hold.
   std::string safe, guarded;
+  // Each condition is simplified once, here, or where it is made below (a merged bound, a join).
   std::vector<Expr> conditions = a.conditions_at(index, fast_);
+  for (Expr& cond : conditions) cond = simplify(cond, env_);
   {  // one lower and one upper bound per expression of the element's index (codegen/c/mask_bounds.h)
     std::vector<std::string> variables;
     for (const Expr& i : index)
       for (const Expr& v : collect_vars(i)) variables.push_back(v->name);
-    for (Expr& cond : conditions) cond = simplify(cond, env_);
-    conditions = merge_mask_bounds(conditions, variables);
+    std::vector<Expr> merged = merge_mask_bounds(conditions, variables);
+    for (Expr& cond : merged) {
+      auto same = [&](const Expr& given) { return given.same_as(cond); };
+      if (std::none_of(conditions.begin(), conditions.end(), same)) cond = simplify(cond, env_);
+    }
+    conditions = std::move(merged);
   }
   if (group_ && tables_.in_nest()) {
     // A staged gather's (with_group_tables()): the conditions on one index variable alone as one, so
@@ -68,6 +74,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
     // condition keeps its place.
     std::vector<std::string> only(conditions.size());  // the one index variable a condition uses, or ""
     std::map<std::string, Expr> joined;
+    std::set<std::string> joins;  // the variables of two conditions or more
     for (size_t n = 0; n < conditions.size(); ++n) {
       std::set<std::string> used;
       for (const Expr& v : collect_vars(conditions[n]))
@@ -75,11 +82,16 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
       if (used.size() != 1) continue;
       only[n] = *used.begin();
       auto [at, first] = joined.emplace(only[n], conditions[n]);
-      if (!first) at->second = logical_and(at->second, conditions[n]);
+      if (!first) {
+        at->second = logical_and(at->second, conditions[n]);
+        joins.insert(only[n]);
+      }
     }
     std::set<std::string> tabulable, placed;
-    for (const auto& [name, cond] : joined)
-      if (tables_.tabulated(simplify(cond, env_))->kind == ExprKind::Var) tabulable.insert(name);
+    for (auto& [name, cond] : joined) {
+      if (joins.count(name)) cond = simplify(cond, env_);
+      if (tables_.tabulated(cond)->kind == ExprKind::Var) tabulable.insert(name);
+    }
     std::vector<Expr> in_order;
     for (size_t n = 0; n < conditions.size(); ++n) {
       if (!tabulable.count(only[n])) {
@@ -90,8 +102,7 @@ std::string Emitter::mask_of(const lower::TensorAccess& a, const std::vector<Exp
     }
     conditions = in_order;
   }
-  for (const Expr& cond : conditions) {
-    Expr e = simplify(cond, env_);
+  for (const Expr& e : conditions) {
     std::string s = c(e);
     if (s == "1") continue;
     if (s == "0") return "0";
@@ -198,8 +209,7 @@ std::string Emitter::elem(const Value& v, const std::vector<Expr>& index) {
       // A 64-bit value over sizes and strides (a stride, num_programs(), a size times a constant):
       // its symbols widened where read, so that its arithmetic is 64-bit whatever the index type
       // (nt_index: int under NT_INDEX32).
-      if (ct == "long") return "(" + c(simplify(v->expr, env_), ct) + ")";
-      return "(" + c(simplify(v->expr, env_)) + ")";
+      return "(" + c(simplify(v->expr, env_), ct == "long" ? ct : "") + ")";
     case ValueKind::ScalarParam:
       return k_.params[v->param].constexpr_ ? "(" + constexpr_param_macro(v->param) + ")"
                                             : "nt_s" + std::to_string(v->param);
