@@ -21,13 +21,6 @@ Direction combine(Direction a, Direction b) {
   return Direction::Unknown;
 }
 
-bool mentions(const Expr& e, const std::string& name) {
-  for (const Expr& v : collect_vars(e)) {
-    if (v->name == name) return true;
-  }
-  return false;
-}
-
 // How `e` changes as the symbol `name` grows (others fixed).
 Direction direction(const Expr& e, const std::string& name, const BoundsEnv& env) {
   if (!mentions(e, name)) return Direction::Const;

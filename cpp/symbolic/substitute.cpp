@@ -74,6 +74,18 @@ std::vector<Expr> collect_vars(const Expr& e) {
   return out;
 }
 
+bool mentions(const Expr& e, const std::string& name) {
+  for (const Expr& v : collect_vars(e))
+    if (v->name == name) return true;
+  return false;
+}
+
+bool mentions(const Expr& e, const std::set<std::string>& names) {
+  for (const Expr& v : collect_vars(e))
+    if (names.count(v->name)) return true;
+  return false;
+}
+
 std::optional<int64_t> evaluate_int(const Expr& e, const SymbolMap& values) {
   try {
     return substitute(e, values).as_int();

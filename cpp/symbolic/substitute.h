@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,5 +30,9 @@ Expr with_operands(const Expr& e, const std::vector<Expr>& operands);
 
 // The symbols in `e`, each once, in first-seen order.
 std::vector<Expr> collect_vars(const Expr& e);
+
+// Does `e` use the symbol `name`, or any of `names`?
+bool mentions(const Expr& e, const std::string& name);
+bool mentions(const Expr& e, const std::set<std::string>& names);
 
 }  // namespace nt

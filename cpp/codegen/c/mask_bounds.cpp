@@ -29,12 +29,6 @@ bool plain_integer(const Expr& e, bool divisions_allowed) {
                      [&](const Expr& o) { return plain_integer(o, divisions_allowed); });
 }
 
-bool uses_any(const Expr& e, const std::set<std::string>& names) {
-  for (const Expr& v : collect_vars(e))
-    if (names.count(v->name)) return true;
-  return false;
-}
-
 // `cond` as subject >= bound (lower) or subject < bound (upper).
 struct Bound {
   Expr subject, bound;
@@ -47,14 +41,14 @@ std::optional<Bound> bound_of(const Expr& cond, const std::set<std::string>& var
   if (op == BinaryOp::Eq || op == BinaryOp::Ne) return std::nullopt;
   Expr a = cond->operands[0], b = cond->operands[1];
   // The subject on the left: `b > a` is `a < b`.
-  if (!uses_any(a, variables)) {
+  if (!mentions(a, variables)) {
     std::swap(a, b);
     op = op == BinaryOp::Lt   ? BinaryOp::Gt
          : op == BinaryOp::Le ? BinaryOp::Ge
          : op == BinaryOp::Gt ? BinaryOp::Lt
                               : BinaryOp::Le;
   }
-  if (!uses_any(a, variables) || uses_any(b, variables) || !plain_integer(a, true) ||
+  if (!mentions(a, variables) || mentions(b, variables) || !plain_integer(a, true) ||
       !plain_integer(b, false))
     return std::nullopt;
   switch (op) {

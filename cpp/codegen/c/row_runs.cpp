@@ -2,21 +2,10 @@
 
 namespace nt::codegen {
 
-namespace {
-
-bool uses(const Expr& e, const std::string& name) {
-  for (const Expr& v : collect_vars(e)) {
-    if (v->name == name) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::optional<std::pair<Expr, Expr>> split_row_run(const Expr& e, const std::string& m,
                                                    const std::string& k) {
-  if (!uses(e, k)) return std::make_pair(e, Expr(0));
-  if (!uses(e, m)) return std::make_pair(Expr(0), e);
+  if (!mentions(e, k)) return std::make_pair(e, Expr(0));
+  if (!mentions(e, m)) return std::make_pair(Expr(0), e);
   if (e->kind == ExprKind::Unary && e->unary_op == UnaryOp::Neg) {
     auto a = split_row_run(e->operands[0], m, k);
     if (!a) return std::nullopt;
@@ -35,8 +24,8 @@ std::optional<std::pair<Expr, Expr>> split_row_run(const Expr& e, const std::str
     }
     case BinaryOp::Mul: {
       // A factor free of both index variables scales each part.
-      const bool x_free = !uses(x, m) && !uses(x, k);
-      if (!x_free && (uses(y, m) || uses(y, k))) return std::nullopt;
+      const bool x_free = !mentions(x, m) && !mentions(x, k);
+      if (!x_free && (mentions(y, m) || mentions(y, k))) return std::nullopt;
       const Expr& factor = x_free ? x : y;
       auto a = split_row_run(x_free ? y : x, m, k);
       if (!a) return std::nullopt;
